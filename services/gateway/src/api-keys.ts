@@ -1,0 +1,102 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { SCOPES, type Scope } from '@vouch/contracts';
+import type { Queryable } from '@vouch/platform';
+
+/** Who is calling: resolved from a bearer API key. */
+export interface Caller {
+  keyId: string;
+  tenant: string;
+  scopes: Scope[];
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  tenant: string;
+  name: string | null;
+  scopes: Scope[];
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** Scopes a new key gets when none are named: everything an agent gateway needs, not admin. */
+export const DEFAULT_SCOPES: Scope[] = SCOPES.filter((s) => s !== 'admin');
+
+const KEY_PATTERN = /^vk_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
+const TENANT_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+function hashKey(key: string): Buffer {
+  return createHash('sha256').update(key).digest();
+}
+
+/** Checks a tenant name; returns the reason it is not acceptable, or undefined. */
+export function tenantProblem(tenant: string): string | undefined {
+  return TENANT_PATTERN.test(tenant) ? undefined : 'a tenant is 1-63 lowercase letters, digits, _ or -, starting with a letter or digit';
+}
+
+/**
+ * Creates a key. The clear key (`vk_<id>_<secret>`) is returned once and
+ * never stored: only its SHA-256 is.
+ */
+export async function createApiKey(db: Queryable, opts: { tenant: string; scopes?: Scope[]; name?: string }): Promise<{ key: string; record: ApiKeyRecord }> {
+  const problem = tenantProblem(opts.tenant);
+  if (problem) throw new Error(`invalid tenant ${JSON.stringify(opts.tenant)}: ${problem}`);
+  const scopes = opts.scopes?.length ? [...new Set(opts.scopes)] : DEFAULT_SCOPES;
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length) throw new Error(`unknown scope ${unknown.join(', ')}: choose from ${SCOPES.join(', ')}`);
+  const id = randomBytes(9).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 12).padEnd(12, '0');
+  const key = `vk_${id}_${randomBytes(32).toString('base64url')}`;
+  const { rows } = await db.query(
+    `INSERT INTO api_keys (id, tenant, name, scopes, key_hash) VALUES ($1, $2, $3, $4, $5)
+     RETURNING id, tenant, name, scopes, created_at, last_used_at, revoked_at`,
+    [id, opts.tenant, opts.name ?? null, scopes, hashKey(key)],
+  );
+  return { key, record: toRecord(rows[0]) };
+}
+
+/** Keys, newest first, optionally of one tenant. Never includes the key or its hash. */
+export async function listApiKeys(db: Queryable, tenant?: string): Promise<ApiKeyRecord[]> {
+  const { rows } = await db.query(
+    `SELECT id, tenant, name, scopes, created_at, last_used_at, revoked_at FROM api_keys
+     WHERE $1::text IS NULL OR tenant = $1 ORDER BY created_at DESC, id`,
+    [tenant ?? null],
+  );
+  return rows.map(toRecord);
+}
+
+/** Revokes a key by id; returns false when there is no such key. Revoking twice keeps the first time. */
+export async function revokeApiKey(db: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1`, [id]);
+  return rowCount === 1;
+}
+
+/** The caller a bearer key belongs to, or undefined for an unknown, malformed or revoked key. */
+export async function authenticateApiKey(db: Queryable, key: string): Promise<Caller | undefined> {
+  if (!KEY_PATTERN.test(key)) return undefined;
+  const { rows } = await db.query(
+    `UPDATE api_keys SET last_used_at = now()
+     WHERE key_hash = $1 AND revoked_at IS NULL
+       AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+     RETURNING id, tenant, scopes`,
+    [hashKey(key)],
+  );
+  // The UPDATE skips keys used within the last minute, to keep hot keys off the write path.
+  const row = rows[0] ?? (await db.query(`SELECT id, tenant, scopes FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, [hashKey(key)])).rows[0];
+  return row ? { keyId: row.id, tenant: row.tenant, scopes: row.scopes } : undefined;
+}
+
+function iso(value: Date | null): string | null {
+  return value ? value.toISOString() : null;
+}
+
+function toRecord(row: Record<string, unknown>): ApiKeyRecord {
+  return {
+    id: row.id as string,
+    tenant: row.tenant as string,
+    name: (row.name as string | null) ?? null,
+    scopes: row.scopes as Scope[],
+    createdAt: (row.created_at as Date).toISOString(),
+    lastUsedAt: iso(row.last_used_at as Date | null),
+    revokedAt: iso(row.revoked_at as Date | null),
+  };
+}

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { pinoHttp } from 'pino-http';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import { ERROR_CODES, OPERATIONS, buildOpenApiDocument, buildToolManifest, gatewayOperations, type OperationDef } from '@vouch/contracts';
+import { assertHandlersComplete, checkReadiness, type Logger, type Pool, type ReadinessCheck } from '@vouch/platform';
+import type { Registry } from 'prom-client';
+import { authenticateApiKey, type Caller } from './api-keys.js';
+import type { GatewayHandler } from './gateway-handler.js';
+import { httpMetrics } from './http-metrics.js';
+import { operationRoute } from './operation-route.js';
+import { errorBodyOf, problemFromBody, sendProblem } from './problem.js';
+import type { QueueHub } from './queue-hub.js';
+
+export interface AppDeps {
+  pool: Pool;
+  hub: QueueHub;
+  logger: Logger;
+  registry: Registry;
+  version: string;
+  handlers: readonly GatewayHandler[];
+  readiness: readonly ReadinessCheck[];
+  /** Largest JSON body accepted, in bytes. */
+  bodyLimitBytes: number;
+  operations?: readonly OperationDef[];
+}
+
+const BEARER = /^Bearer\s+(\S+)$/i;
+
+/**
+ * The gateway's express app. Every /v1 route but the OpenAPI document and the
+ * tool manifest is derived from the operation table and requires a bearer key.
+ */
+export function createApp(deps: AppDeps): express.Express {
+  const operations = deps.operations ?? OPERATIONS;
+  assertHandlersComplete('gateway', gatewayOperations(operations), deps.handlers);
+  const gatewayHandlers = new Map(deps.handlers.map((h) => [h.operation.name, h]));
+  const openapi = buildOpenApiDocument(operations, { version: deps.version });
+  const tools = buildToolManifest(operations);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use((req, res, next) => {
+    const given = req.get('X-Request-Id');
+    res.locals.requestId = given && /^[\x21-\x7e]{1,100}$/.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', res.locals.requestId as string);
+    next();
+  });
+  app.use(httpMetrics(deps.registry));
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (_req, res) => (res as Response).locals.requestId as string,
+      autoLogging: { ignore: (req) => ['/livez', '/readyz', '/metrics'].includes(req.url ?? '') },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+    }),
+  );
+
+  const route = (template: string) => (_req: Request, res: Response, next: NextFunction) => {
+    res.locals.routeTemplate = template;
+    next();
+  };
+
+  app.get('/livez', route('/livez'), (_req, res) => void res.json({ status: 'live' }));
+  app.get('/readyz', route('/readyz'), async (_req, res) => {
+    const report = await checkReadiness(deps.readiness);
+    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not ready', checks: report.checks });
+  });
+  app.get('/metrics', route('/metrics'), async (_req, res) => {
+    res.type(deps.registry.contentType).send(await deps.registry.metrics());
+  });
+  app.get('/v1/openapi.json', route('/v1/openapi.json'), (_req, res) => void res.json(openapi));
+  app.get('/v1/tools', route('/v1/tools'), (_req, res) => void res.json({ tools }));
+
+  const authenticate = async (req: Request, res: Response, next: NextFunction) => {
+    const header = req.get('Authorization');
+    const match = header ? BEARER.exec(header) : null;
+    const problem = (message: string) =>
+      sendProblem(res, problemFromBody({ code: ERROR_CODES.unauthenticated, message }, { instance: req.originalUrl, requestId: res.locals.requestId as string }));
+    if (!match) return problem('send an API key as Authorization: Bearer <key>; create one with `npm run keys -- create --tenant NAME`');
+    let caller: Caller | undefined;
+    try {
+      caller = await authenticateApiKey(deps.pool, match[1]!);
+    } catch (err) {
+      return sendProblem(res, problemFromBody(errorBodyOf(err), { instance: req.originalUrl, requestId: res.locals.requestId as string }));
+    }
+    if (!caller) return problem('this API key is unknown or revoked: create a new one with `npm run keys -- create --tenant NAME`');
+    res.locals.caller = caller;
+    next();
+  };
+
+  // The queue dashboard, for operators holding an admin key.
+  const board = new ExpressAdapter();
+  board.setBasePath('/admin/queues');
+  createBullBoard({ queues: deps.hub.all().map((q) => new BullMQAdapter(q, { readOnlyMode: false })), serverAdapter: board });
+  app.use('/admin/queues', route('/admin/queues'), authenticate, (req, res, next) => {
+    const caller = res.locals.caller as Caller;
+    if (!caller.scopes.includes('admin')) {
+      return sendProblem(res, problemFromBody({ code: ERROR_CODES.forbidden, message: 'the queue dashboard needs a key with the admin scope' }, { instance: req.originalUrl }));
+    }
+    next();
+  }, board.getRouter());
+
+  const json = express.json({ limit: deps.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
+  for (const op of operations) {
+    const method = op.http.method.toLowerCase() as 'get' | 'post' | 'delete';
+    app[method](op.http.path, route(op.http.path), authenticate, json, operationRoute(op, { pool: deps.pool, hub: deps.hub, gatewayHandlers }));
+  }
+
+  app.use((req, res) => {
+    sendProblem(
+      res,
+      problemFromBody(
+        { code: ERROR_CODES.notFound, message: `no route ${req.method} ${req.path}: the routes are listed in /v1/openapi.json` },
+        { instance: req.originalUrl, requestId: res.locals.requestId as string },
+      ),
+    );
+  });
+
+  // Body parser failures and anything a route threw: always a problem document, never a crash.
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string; status?: number; message?: string; limit?: number };
+    let body = errorBodyOf(err);
+    if (e?.type === 'entity.too.large') body = { code: ERROR_CODES.payloadTooLarge, message: `the request body is larger than ${deps.bodyLimitBytes} bytes: send a smaller image or payload` };
+    else if (e?.type === 'entity.parse.failed') body = { code: ERROR_CODES.badInput, message: `the body is not valid JSON (${e.message}): send a JSON object`, fields: [{ path: '(body)', message: 'malformed JSON' }] };
+    else if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') body = { code: ERROR_CODES.unsupportedMediaType, message: `${e.message}: send UTF-8 JSON` };
+    else if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) body = { code: ERROR_CODES.badInput, message: e.message ?? 'bad request' };
+    if (body.code === ERROR_CODES.internal) deps.logger.error({ err, url: req.originalUrl }, 'unhandled error');
+    if (res.headersSent) return;
+    sendProblem(res, problemFromBody(body, { instance: req.originalUrl, requestId: res.locals.requestId as string }));
+  });
+  return app;
+}
+

@@ -1,0 +1,74 @@
+/**
+ * API key administration: `npm run keys -- create --tenant NAME [--scopes a,b] [--name LABEL] [--json]`,
+ * `npm run keys -- list [--tenant NAME] [--json]`, `npm run keys -- revoke ID`.
+ * Reads DATABASE_URL (and DB_SCHEMA) like the gateway; applies its migrations first.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { SCOPES, type Scope } from '@vouch/contracts';
+import { createPool, defaultSchema, loadConfigOrExit, runMigrations } from '@vouch/platform';
+import { createApiKey, listApiKeys, revokeApiKey } from '../api-keys.js';
+import { MIGRATIONS_DIR } from '../gateway.js';
+
+const USAGE = `usage:
+  npm run keys -- create --tenant NAME [--scopes ${SCOPES.join(',')}] [--name LABEL] [--json]
+  npm run keys -- list [--tenant NAME] [--json]
+  npm run keys -- revoke KEY_ID`;
+
+const env = loadConfigOrExit(
+  'keys',
+  z.object({
+    DATABASE_URL: z.string({ error: 'is required: set it to the Postgres URL, e.g. postgres://postgres@127.0.0.1:5432/postgres' }).pipe(z.url()),
+    DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).optional(),
+  }),
+);
+
+function fail(message: string): never {
+  console.error(`keys: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+
+const { values, positionals } = (() => {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: { tenant: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean', default: false } },
+    });
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+})();
+const [command, ...rest] = positionals;
+
+const schema = env.DB_SCHEMA ?? defaultSchema('gateway');
+await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: MIGRATIONS_DIR });
+const pool = createPool({ url: env.DATABASE_URL, schema, max: 1 });
+try {
+  if (command === 'create') {
+    if (!values.tenant) fail('create needs --tenant NAME');
+    const scopes = values.scopes?.split(',').map((s) => s.trim()).filter(Boolean) as Scope[] | undefined;
+    let created;
+    try {
+      created = await createApiKey(pool, { tenant: values.tenant, ...(scopes ? { scopes } : {}), ...(values.name ? { name: values.name } : {}) });
+    } catch (err) {
+      fail((err as Error).message);
+    }
+    if (values.json) console.log(JSON.stringify({ ...created.record, key: created.key }));
+    else {
+      console.log(created.key);
+      console.error(`created key ${created.record.id} for tenant ${created.record.tenant} (scopes: ${created.record.scopes.join(', ')}); it is shown only now: store it`);
+    }
+  } else if (command === 'list') {
+    const keys = await listApiKeys(pool, values.tenant);
+    if (values.json) console.log(JSON.stringify(keys));
+    else for (const k of keys) console.log([k.id, k.tenant, k.scopes.join(','), k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.name ?? ''].join('\t'));
+  } else if (command === 'revoke') {
+    const id = rest[0] ?? fail('revoke needs the key id (see `npm run keys -- list`)');
+    if (!(await revokeApiKey(pool, id))) fail(`no key with id ${id}`);
+    console.log(`revoked ${id}`);
+  } else {
+    fail(command ? `unknown command ${command}` : 'name a command');
+  }
+} finally {
+  await pool.end();
+}

@@ -1,0 +1,103 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import {
+  closeRedis,
+  createLogger,
+  createMetrics,
+  createPool,
+  createProducerRedis,
+  defaultSchema,
+  pendingMigrations,
+  pingPostgres,
+  pingRedis,
+  runMigrations,
+  type Logger,
+  type PlatformMetrics,
+  type Pool,
+} from '@vouch/platform';
+import { sweepIdempotencyKeys } from './idempotency.js';
+import type { OperationDef } from '@vouch/contracts';
+import { createApp } from './app.js';
+import { bodyLimitFor, type GatewayEnv } from './config.js';
+import { jobsGetHandler } from './jobs-operation.js';
+import { mediaHandlers } from './media/media-operations.js';
+import { QueueHub } from './queue-hub.js';
+import { systemStatusHandler } from './system-status.js';
+
+export const GATEWAY_VERSION = '0.1.0';
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
+
+export interface RunningGateway {
+  port: number;
+  pool: Pool;
+  logger: Logger;
+  metrics: PlatformMetrics;
+  hub: QueueHub;
+  /** Ordered stop: stop accepting requests, finish those in flight, then close queues, Redis and Postgres. */
+  stop(): Promise<void>;
+}
+
+/** Starts the gateway: migrations, connections, app, listener. `operations` replaces the table in tests. */
+export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; operations?: readonly OperationDef[] } = {}): Promise<RunningGateway> {
+  const logger = opts.logger ?? createLogger({ service: 'gateway', level: env.LOG_LEVEL });
+  const metrics = createMetrics({ service: 'gateway' });
+  const schema = env.DB_SCHEMA ?? defaultSchema('gateway');
+  await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: MIGRATIONS_DIR, logger });
+  const pool = createPool({ url: env.DATABASE_URL, schema, applicationName: 'gateway', max: 20 });
+  const producer = createProducerRedis(env.REDIS_URL, 'gateway:producer');
+  producer.on('error', () => {}); // reconnects by itself; requests meanwhile get 503
+  const hub = new QueueHub({ producer, redisUrl: env.REDIS_URL, prefix: env.BULLMQ_PREFIX });
+  metrics.watchQueues(hub.all());
+  const startedAt = Date.now();
+
+  const app = createApp({
+    pool,
+    hub,
+    logger,
+    registry: metrics.registry,
+    version: GATEWAY_VERSION,
+    bodyLimitBytes: bodyLimitFor(env),
+    ...(opts.operations ? { operations: opts.operations } : {}),
+    handlers: [
+      systemStatusHandler({ hub, pool, producer, version: GATEWAY_VERSION, startedAt }),
+      jobsGetHandler(hub),
+      ...mediaHandlers(pool, { maxBytes: env.MEDIA_MAX_BYTES }),
+    ],
+    readiness: [
+      { name: 'redis', probe: () => pingRedis(producer) },
+      { name: 'postgres', probe: () => pingPostgres(pool) },
+      { name: 'migrations', probe: async () => (await pendingMigrations(pool, schema, MIGRATIONS_DIR)).length === 0 },
+    ],
+  });
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(env.PORT, env.HOST, () => resolve(s));
+    s.once('error', reject);
+  });
+  // Node's default keeps idle sockets 5 s; a load balancer's idle timeout is usually 60 s.
+  server.keepAliveTimeout = 65_000;
+  const sweeper = setInterval(() => {
+    sweepIdempotencyKeys(pool).then(
+      (n) => n && logger.info({ deleted: n }, 'expired idempotency keys swept'),
+      (err: unknown) => logger.warn({ err }, 'idempotency sweep failed'),
+    );
+  }, 3_600_000).unref();
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port, schema }, 'gateway listening');
+
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      clearInterval(sweeper);
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        // In-flight requests get the grace period, then their sockets are cut.
+        setTimeout(() => server.closeAllConnections(), env.SHUTDOWN_GRACE_MS).unref();
+      });
+      await hub.close();
+      await closeRedis(producer);
+      await pool.end();
+    })());
+  return { port, pool, logger, metrics, hub, stop };
+}

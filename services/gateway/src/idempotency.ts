@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import type { Queryable } from '@vouch/platform';
+
+/** How long a key is remembered. Stripe keeps keys 24 h; so do we. */
+export const IDEMPOTENCY_RETENTION_HOURS = 24;
+/** A pending record older than this belongs to a request that died with its gateway; a retry may take it over. */
+const PENDING_TAKEOVER_SECONDS = 60;
+
+/** JSON with object keys sorted, so equal bodies hash equal whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** The fingerprint of a request: its operation and validated input. */
+export function requestHash(operation: string, input: unknown): string {
+  return createHash('sha256').update(operation).update('\0').update(canonicalJson(input)).digest('hex');
+}
+
+export type IdempotencyClaim =
+  | { kind: 'new' }
+  | { kind: 'replay'; status: number; body: unknown }
+  | { kind: 'mismatch'; operation: string }
+  | { kind: 'pending' };
+
+/** Claims (tenant, key) for this request, or says what the key already holds. */
+export async function claimIdempotencyKey(db: Queryable, tenant: string, key: string, operation: string, hash: string): Promise<IdempotencyClaim> {
+  const inserted = await db.query(
+    `INSERT INTO idempotency_keys (tenant, key, operation, request_hash, state) VALUES ($1, $2, $3, $4, 'pending')
+     ON CONFLICT (tenant, key) DO UPDATE SET created_at = now()
+       WHERE idempotency_keys.state = 'pending' AND idempotency_keys.request_hash = EXCLUDED.request_hash
+         AND idempotency_keys.created_at < now() - make_interval(secs => $5)
+     RETURNING 1`,
+    [tenant, key, operation, hash, PENDING_TAKEOVER_SECONDS],
+  );
+  if (inserted.rowCount === 1) return { kind: 'new' };
+  const { rows } = await db.query(`SELECT operation, request_hash, state, status_code, response FROM idempotency_keys WHERE tenant = $1 AND key = $2`, [tenant, key]);
+  const row = rows[0];
+  if (!row) return claimIdempotencyKey(db, tenant, key, operation, hash); // swept between the two statements
+  if (row.request_hash !== hash) return { kind: 'mismatch', operation: row.operation };
+  if (row.state === 'done') return { kind: 'replay', status: row.status_code, body: row.response };
+  return { kind: 'pending' };
+}
+
+/** Records the response to replay for this key. */
+export async function completeIdempotencyKey(db: Queryable, tenant: string, key: string, status: number, body: unknown): Promise<void> {
+  await db.query(`UPDATE idempotency_keys SET state = 'done', status_code = $3, response = $4 WHERE tenant = $1 AND key = $2`, [tenant, key, status, JSON.stringify(body)]);
+}
+
+/** Forgets a pending key whose request failed in a way worth retrying (5xx). */
+export async function releaseIdempotencyKey(db: Queryable, tenant: string, key: string): Promise<void> {
+  await db.query(`DELETE FROM idempotency_keys WHERE tenant = $1 AND key = $2 AND state = 'pending'`, [tenant, key]);
+}
+
+/** Deletes keys past the retention; returns how many. */
+export async function sweepIdempotencyKeys(db: Queryable): Promise<number> {
+  const { rowCount } = await db.query(`DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`, [IDEMPOTENCY_RETENTION_HOURS]);
+  return rowCount ?? 0;
+}

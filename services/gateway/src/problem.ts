@@ -1,0 +1,63 @@
+import type { Response } from 'express';
+import { ERROR_CODES, HTTP_STATUS_BY_CODE, VouchError, type ErrorBody, type ErrorCode } from '@vouch/contracts';
+
+const TITLES: Record<ErrorCode, string> = {
+  BAD_INPUT: 'Invalid request',
+  UNAUTHENTICATED: 'Authentication required',
+  FORBIDDEN: 'Not allowed',
+  NOT_FOUND: 'Not found',
+  CONFLICT: 'Conflict',
+  IDEMPOTENCY_CONFLICT: 'Idempotency key reused',
+  PAYLOAD_TOO_LARGE: 'Payload too large',
+  UNSUPPORTED_MEDIA_TYPE: 'Unsupported media type',
+  DEPENDENCY_UNAVAILABLE: 'Service unavailable',
+  TIMEOUT: 'Timed out',
+  INTERNAL: 'Internal error',
+};
+
+/** An RFC 9457 problem document with vouch's code, fields and details. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  code: ErrorCode;
+  detail: string;
+  fields?: ErrorBody['fields'];
+  details?: Record<string, unknown>;
+  instance?: string;
+  requestId?: string;
+}
+
+export function problemFromBody(body: ErrorBody, extra: { instance?: string; requestId?: string } = {}): Problem {
+  return {
+    type: `urn:vouch:problem:${body.code.toLowerCase().replace(/_/g, '-')}`,
+    title: TITLES[body.code] ?? 'Error',
+    status: HTTP_STATUS_BY_CODE[body.code] ?? 500,
+    code: body.code,
+    detail: body.message,
+    ...(body.fields ? { fields: body.fields } : {}),
+    ...(body.details ? { details: body.details } : {}),
+    ...extra,
+  };
+}
+
+/** Connection failures of Redis or Postgres, which the caller should retry after a while. */
+function isOutage(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | undefined;
+  if (!e) return false;
+  if (e.code && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '08001', '08006'].includes(e.code)) return true;
+  return /enableOfflineQueue|Connection is closed|Stream isn't writeable|timeout exceeded when trying to connect|Connection terminated/i.test(e.message ?? '');
+}
+
+/** The error body for anything thrown while serving a request. */
+export function errorBodyOf(err: unknown): ErrorBody {
+  if (err instanceof VouchError) return err.toBody();
+  if (isOutage(err)) return { code: ERROR_CODES.dependencyUnavailable, message: 'a backing store (Redis or Postgres) is unavailable: retry in a few seconds' };
+  return { code: ERROR_CODES.internal, message: 'internal error: the request id in this answer finds it in the logs' };
+}
+
+export function sendProblem(res: Response, problem: Problem): void {
+  if (problem.status === 503) res.setHeader('Retry-After', '5');
+  if (problem.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="vouch"');
+  res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+}

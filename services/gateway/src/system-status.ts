@@ -1,0 +1,62 @@
+import { SERVICE_QUEUES, SYSTEM_JOBS, systemStatus, PingResultSchema, type PingResult, type QueueName } from '@vouch/contracts';
+import { pingPostgres, pingRedis, type Pool } from '@vouch/platform';
+import type { Redis } from 'ioredis';
+import { gatewayHandler, type GatewayHandler } from './gateway-handler.js';
+import type { QueueHub } from './queue-hub.js';
+
+/** A service that does not answer a ping within this is reported down. */
+const PING_TIMEOUT_MS = 2_000;
+
+async function pingService(hub: QueueHub, queue: QueueName): Promise<{ ping: PingResult | null; reason?: string }> {
+  const job = await hub.queue(queue).add(SYSTEM_JOBS.ping, { tenant: 'system', input: {} }, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
+  try {
+    const result = await job.waitUntilFinished(await hub.queueEvents(queue), PING_TIMEOUT_MS);
+    const parsed = PingResultSchema.safeParse(result);
+    return parsed.success ? { ping: parsed.data } : { ping: null, reason: 'the service answered with an unexpected ping result' };
+  } catch (err) {
+    // An unanswered ping must not stay behind in the queue for a worker that starts later.
+    await job.remove().catch(() => {});
+    return { ping: null, reason: `no answer within ${PING_TIMEOUT_MS} ms (${(err as Error).message})` };
+  }
+}
+
+/**
+ * GET /v1/system/status: for every service queue, the workers Redis sees, a
+ * ping through the queue (only when a worker is connected, so pings never pile
+ * up in the queue of a service that is not deployed) and the job counts.
+ */
+export function systemStatusHandler(deps: { hub: QueueHub; pool: Pool; producer: Redis; version: string; startedAt: number }): GatewayHandler {
+  return gatewayHandler(systemStatus, async () => {
+    const [redisUp, postgresUp] = await Promise.all([pingRedis(deps.producer), pingPostgres(deps.pool)]);
+    const services = await Promise.all(
+      SERVICE_QUEUES.map(async (name) => {
+        const queue = deps.hub.queue(name);
+        if (!redisUp) {
+          return { service: name, up: false, workers: 0, ping: null, reason: 'Redis is unreachable', queue: emptyCounts() };
+        }
+        const [workers, counts] = await Promise.all([queue.getWorkersCount(), queue.getJobCounts(...COUNT_STATES)]);
+        const { ping, reason } = workers > 0 ? await pingService(deps.hub, name) : { ping: null, reason: 'no worker is connected to the queue' };
+        return {
+          service: name,
+          up: ping !== null,
+          workers,
+          ping,
+          ...(reason ? { reason } : {}),
+          queue: Object.fromEntries(COUNT_STATES.map((s) => [s, counts[s] ?? 0])) as ReturnType<typeof emptyCounts>,
+        };
+      }),
+    );
+    return {
+      gateway: { version: deps.version, uptimeSeconds: (Date.now() - deps.startedAt) / 1000 },
+      redis: { up: redisUp },
+      postgres: { up: postgresUp },
+      services,
+    };
+  });
+}
+
+const COUNT_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized', 'waiting-children'] as const;
+
+function emptyCounts(): Record<(typeof COUNT_STATES)[number], number> {
+  return Object.fromEntries(COUNT_STATES.map((s) => [s, 0])) as Record<(typeof COUNT_STATES)[number], number>;
+}

@@ -1,0 +1,74 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { OperationDef } from '@vouch/contracts';
+import { createLogger, parseConfig } from '@vouch/platform';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
+import { gatewayEnvSchema } from '../src/config.js';
+import { startGateway, type RunningGateway } from '../src/gateway.js';
+
+const KEYS_CLI = fileURLToPath(new URL('../src/cli/keys.ts', import.meta.url));
+
+/** A gateway on an ephemeral port with its own Postgres schema and BullMQ prefix. */
+export interface GatewayUnderTest {
+  gateway: RunningGateway;
+  url: string;
+  schema: string;
+  prefix: string;
+  env: Record<string, string>;
+  /** Runs `npm run keys -- ARGS` against this gateway's schema, as an operator would. */
+  keys(...args: string[]): { status: number | null; stdout: string; stderr: string };
+  /** Creates a key with the CLI and returns the clear key. */
+  createKey(tenant: string, scopes?: string): string;
+  fetch(path: string, init?: RequestInit & { key?: string; json?: unknown }): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export async function startGatewayUnderTest(label: string, overrides: Record<string, string> = {}, operations?: readonly OperationDef[]): Promise<GatewayUnderTest> {
+  const prefix = await useTestPrefix(label);
+  const schema = await useTestSchema(label);
+  const env = {
+    REDIS_URL: TEST_REDIS_URL,
+    DATABASE_URL: TEST_DATABASE_URL,
+    BULLMQ_PREFIX: prefix.prefix,
+    DB_SCHEMA: schema.schema,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    SHUTDOWN_GRACE_MS: '1000',
+    ...overrides,
+  };
+  const gateway = await startGateway(parseConfig(gatewayEnvSchema, env), {
+    logger: createLogger({ service: 'gateway', level: 'silent' }),
+    ...(operations ? { operations } : {}),
+  });
+  const url = `http://127.0.0.1:${gateway.port}`;
+  const keys = (...args: string[]) => {
+    const r = spawnSync(process.execPath, ['--conditions=@vouch/source', '--import', 'tsx', KEYS_CLI, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  return {
+    gateway,
+    url,
+    schema: schema.schema,
+    prefix: prefix.prefix,
+    env,
+    keys,
+    createKey(tenant, scopes) {
+      const r = keys('create', '--tenant', tenant, '--json', ...(scopes ? ['--scopes', scopes] : []));
+      if (r.status !== 0) throw new Error(`keys create failed: ${r.stderr}`);
+      return (JSON.parse(r.stdout) as { key: string }).key;
+    },
+    fetch(path, init = {}) {
+      const { key, json, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (key) headers.set('Authorization', `Bearer ${key}`);
+      if (json !== undefined) headers.set('Content-Type', 'application/json');
+      return fetch(`${url}${path}`, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json), method: rest.method ?? 'POST' } : {}) });
+    },
+    async stop() {
+      await gateway.stop();
+      await prefix.cleanup();
+      await schema.cleanup();
+    },
+  };
+}

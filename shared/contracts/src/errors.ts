@@ -1,0 +1,147 @@
+/**
+ * Error codes and typed errors shared by every process. A handler throws one of
+ * these; the worker bootstrap decides retry or not from the class, and the
+ * gateway maps the code to an HTTP status and an application/problem+json body.
+ */
+export const ERROR_CODES = {
+  badInput: 'BAD_INPUT',
+  unauthenticated: 'UNAUTHENTICATED',
+  forbidden: 'FORBIDDEN',
+  notFound: 'NOT_FOUND',
+  conflict: 'CONFLICT',
+  idempotencyConflict: 'IDEMPOTENCY_CONFLICT',
+  payloadTooLarge: 'PAYLOAD_TOO_LARGE',
+  unsupportedMediaType: 'UNSUPPORTED_MEDIA_TYPE',
+  dependencyUnavailable: 'DEPENDENCY_UNAVAILABLE',
+  timeout: 'TIMEOUT',
+  internal: 'INTERNAL',
+} as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
+export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
+  BAD_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  IDEMPOTENCY_CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  DEPENDENCY_UNAVAILABLE: 503,
+  TIMEOUT: 504,
+  INTERNAL: 500,
+};
+
+/** One offending field: a dotted path into the input and what is wrong with it. */
+export interface FieldIssue {
+  path: string;
+  message: string;
+}
+
+/** The wire form of an error, inside job failures and problem+json bodies. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  fields?: FieldIssue[];
+  /** Extra machine-readable facts (current version on a conflict, a job id on a timeout). */
+  details?: Record<string, unknown>;
+}
+
+/** Base class: an error whose code, message and fields may cross a process boundary. */
+export class VouchError extends Error {
+  readonly code: ErrorCode;
+  readonly fields: FieldIssue[] | undefined;
+  readonly details: Record<string, unknown> | undefined;
+  /** Whether a job that threw it should be tried again. */
+  readonly retryable: boolean;
+
+  constructor(code: ErrorCode, message: string, opts: { fields?: FieldIssue[]; details?: Record<string, unknown>; retryable?: boolean; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.fields = opts.fields;
+    this.details = opts.details;
+    this.retryable = opts.retryable ?? false;
+  }
+
+  get httpStatus(): number {
+    return HTTP_STATUS_BY_CODE[this.code];
+  }
+
+  toBody(): ErrorBody {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.fields ? { fields: this.fields } : {}),
+      ...(this.details ? { details: this.details } : {}),
+    };
+  }
+}
+
+/** The caller sent something invalid. Never retried; a 4xx naming the field. */
+export class BadInputError extends VouchError {
+  constructor(message: string, fields?: FieldIssue[], details?: Record<string, unknown>) {
+    super(ERROR_CODES.badInput, message, { ...(fields ? { fields } : {}), ...(details ? { details } : {}) });
+  }
+}
+
+/** The thing named does not exist in the caller's tenant (or scope). */
+export class NotFoundError extends VouchError {
+  constructor(message: string, details?: Record<string, unknown>) {
+    super(ERROR_CODES.notFound, message, details ? { details } : {});
+  }
+}
+
+/** A write lost a race or contradicts current state; details carry the current version. */
+export class ConflictError extends VouchError {
+  constructor(message: string, details?: Record<string, unknown>) {
+    super(ERROR_CODES.conflict, message, details ? { details } : {});
+  }
+}
+
+/** A dependency (Redis, Postgres, Ollama) is down or slow. Retried with backoff; 503 at the edge. */
+export class DependencyError extends VouchError {
+  constructor(message: string, cause?: unknown) {
+    super(ERROR_CODES.dependencyUnavailable, message, { retryable: true, cause });
+  }
+}
+
+/** Converts zod issues into field issues with dotted paths. */
+export function fieldIssuesFromZod(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>, prefix = ''): FieldIssue[] {
+  return issues.map((issue) => {
+    const path = issue.path.map(String).join('.');
+    return { path: prefix && path ? `${prefix}.${path}` : prefix || path || '(root)', message: issue.message };
+  });
+}
+
+/** One line naming every offending field, for messages and logs. */
+export function describeFieldIssues(fields: FieldIssue[]): string {
+  return fields.map((f) => `${f.path}: ${f.message}`).join('; ');
+}
+
+const JOB_ERROR_MARK = 'vouch-error:';
+
+/**
+ * Encodes a typed error as a BullMQ failedReason. BullMQ keeps only a string per
+ * failed job; the JSON after the mark lets the gateway answer with the original
+ * code and fields, and the dashboard still shows a readable message.
+ */
+export function encodeJobError(error: ErrorBody): string {
+  return `${JOB_ERROR_MARK}${JSON.stringify(error)}`;
+}
+
+/** Reads a failedReason back; a reason not written by encodeJobError becomes INTERNAL. */
+export function decodeJobError(failedReason: string | undefined): ErrorBody {
+  if (failedReason?.startsWith(JOB_ERROR_MARK)) {
+    try {
+      const parsed = JSON.parse(failedReason.slice(JOB_ERROR_MARK.length)) as ErrorBody;
+      if (typeof parsed.code === 'string' && parsed.code in HTTP_STATUS_BY_CODE_KEYS) return parsed;
+    } catch {
+      // fall through: a corrupt mark is reported as an internal failure
+    }
+  }
+  return { code: ERROR_CODES.internal, message: failedReason || 'the job failed without a reason' };
+}
+
+const HTTP_STATUS_BY_CODE_KEYS: Record<string, true> = Object.fromEntries(Object.keys(HTTP_STATUS_BY_CODE).map((k) => [k, true]));

@@ -1,0 +1,14 @@
+/**
+ * @vouch/contracts — the single source of truth for what crosses a process
+ * boundary: the operation table, queue and job names, error codes, and the
+ * OpenAPI document and agent tool manifest derived from the table.
+ */
+export * from './queues.js';
+export * from './errors.js';
+export * from './operation.js';
+export * from './table.js';
+export * from './openapi.js';
+export * from './operations/common.js';
+export * from './operations/system.js';
+export * from './operations/media.js';
+export * from './operations/jobs.js';

@@ -1,0 +1,56 @@
+import type { z } from 'zod';
+import type { QueueName } from './queues.js';
+
+/** `rpc`: the gateway waits for the result. `job`: it answers 202 with a job handle. */
+export type OperationMode = 'rpc' | 'job';
+
+/** Who runs an operation: the gateway itself, or the service that consumes a queue. */
+export type OperationOwner =
+  | { process: 'gateway' }
+  | { queue: QueueName }
+  /** The queue is chosen by the input's `service` field (system.ping). */
+  | { queueFromInput: 'service' };
+
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+
+/** API key scopes. A key holds a list of them; an operation names the one it needs. */
+export const SCOPES = ['jobs:read', 'media:write', 'media:read', 'ledger:write', 'ledger:read', 'system:read', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** One entry of the operation table: everything every view derives from. */
+export interface OperationDef<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  /** Dotted name, e.g. `media.register`; also the BullMQ job name. */
+  name: string;
+  summary: string;
+  /** What it does and when an agent should call it; the tool manifest's description. */
+  description: string;
+  owner: OperationOwner;
+  mode: OperationMode;
+  /** HTTP route. `:name` segments are path parameters, taken into the input by name. */
+  http: { method: HttpMethod; path: string };
+  scope: Scope;
+  input: I;
+  output: O;
+  /** Listed in the agent tool manifest. */
+  agentFacing: boolean;
+  /** How long the gateway waits on an rpc operation before answering 504 with the job id. */
+  timeoutMs?: number;
+  /** BullMQ retry policy for queue-owned operations: attempts and base of the exponential backoff. */
+  retry?: { attempts: number; backoffMs: number };
+}
+
+export type OperationInput<Op extends OperationDef> = z.input<Op['input']>;
+export type OperationOutput<Op extends OperationDef> = z.output<Op['output']>;
+
+/** Keeps the literal types of an entry while checking it against OperationDef. */
+export function defineOperation<I extends z.ZodType, O extends z.ZodType>(op: OperationDef<I, O>): OperationDef<I, O> {
+  return op;
+}
+
+/** The envelope every queued operation job carries. Tenant comes from the API key, never from the body. */
+export interface JobEnvelope<I = unknown> {
+  tenant: string;
+  input: I;
+  /** The gateway request id, for correlating logs across processes. */
+  requestId?: string;
+}

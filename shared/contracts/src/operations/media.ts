@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { defineOperation } from '../operation.js';
+import { ChatKeySchema, IsoTimeSchema, MediaAliasSchema, MessageIdSchema, SurfaceSchema } from './common.js';
+
+/** Largest image the gateway stores. A bigger one is a 413 before it is decoded. */
+export const MEDIA_MAX_BYTES = 10 * 1024 * 1024;
+const MEDIA_MAX_BASE64_CHARS = Math.ceil(MEDIA_MAX_BYTES / 3) * 4;
+
+/** Image types the gateway accepts, sniffed from the bytes. */
+export const MEDIA_MIME_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif', 'image/avif', 'image/tiff'] as const;
+
+/** Where media lives: a tenant's surface and chat (the tenant comes from the API key). */
+export const MediaScopeSchema = z.object({
+  surface: SurfaceSchema,
+  chatKey: ChatKeySchema,
+});
+
+/** What a caller may see of one registered image. Never a storage key, hash or path. */
+export const MediaItemSchema = z.object({
+  alias: MediaAliasSchema,
+  kind: z.literal('image'),
+  mimeType: z.enum(MEDIA_MIME_TYPES),
+  byteSize: z.number().int().positive(),
+  width: z.number().int().positive(),
+  height: z.number().int().positive(),
+  surface: SurfaceSchema,
+  chatKey: z.string(),
+  messageId: z.string().nullable(),
+  replyToMessageId: z.string().nullable(),
+  caption: z.string().nullable(),
+  registeredAt: IsoTimeSchema,
+});
+export type MediaItem = z.infer<typeof MediaItemSchema>;
+
+export const mediaRegister = defineOperation({
+  name: 'media.register',
+  summary: 'Register an image sent in a chat',
+  description:
+    'Stores an image an agent gateway received under its chat scope and returns a public-safe alias (img-N) to refer to it. ' +
+    'The same message registered twice returns the same alias. The image type is read from the bytes.',
+  owner: { process: 'gateway' },
+  mode: 'rpc',
+  http: { method: 'POST', path: '/v1/media' },
+  scope: 'media:write',
+  input: MediaScopeSchema.extend({
+    messageId: MessageIdSchema.optional().describe('The id of the message that carried the image; makes the registration idempotent.'),
+    replyToMessageId: MessageIdSchema.optional().describe('The id of the message this one replies to.'),
+    caption: z.string().max(4096).optional(),
+    imageBase64: z
+      .string()
+      .min(1, 'imageBase64 must hold the image bytes, base64-encoded')
+      .max(MEDIA_MAX_BASE64_CHARS, `the image is larger than ${MEDIA_MAX_BYTES} bytes: downscale it first`)
+      .describe('The raw image file bytes, standard base64 without a data: prefix.'),
+  }).strict(),
+  output: MediaItemSchema.extend({ alreadyRegistered: z.boolean() }),
+  agentFacing: false,
+});
+
+export const mediaRecent = defineOperation({
+  name: 'media.recent',
+  summary: 'List recent images in a chat',
+  description:
+    'Lists the images registered in this chat, newest first, with their aliases (img-N), sizes and the messages that carried them. ' +
+    'Use an alias from here to refer to an image; never guess a file path.',
+  owner: { process: 'gateway' },
+  mode: 'rpc',
+  http: { method: 'GET', path: '/v1/media/recent' },
+  scope: 'media:read',
+  input: MediaScopeSchema.extend({
+    limit: z.coerce.number().int().min(1).max(100).default(10),
+  }).strict(),
+  output: z.object({ items: z.array(MediaItemSchema) }),
+  agentFacing: true,
+});
+
+/** How a media reference was resolved, in the order resolution tries them. */
+export const MediaResolutionSchema = z.enum(['reply_to', 'alias', 'latest']);
+
+export const mediaResolve = defineOperation({
+  name: 'media.resolve',
+  summary: 'Resolve which image a request is about',
+  description:
+    'Picks the image a request refers to within this chat: the image in the replied-to message first, then an explicit alias, ' +
+    'then the latest image in the chat. Fails with the chat\'s recent aliases when there is no image to pick.',
+  owner: { process: 'gateway' },
+  mode: 'rpc',
+  http: { method: 'POST', path: '/v1/media/resolve' },
+  scope: 'media:read',
+  input: MediaScopeSchema.extend({
+    alias: MediaAliasSchema.optional(),
+    replyToMessageId: MessageIdSchema.optional(),
+  }).strict(),
+  output: z.object({
+    media: MediaItemSchema,
+    resolvedBy: MediaResolutionSchema,
+    /** Other recent aliases in the chat when the pick was "latest": the caller may confirm or choose another. */
+    otherRecentAliases: z.array(MediaAliasSchema),
+  }),
+  agentFacing: true,
+});

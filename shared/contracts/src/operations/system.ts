@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { defineOperation } from '../operation.js';
+import { SERVICE_QUEUES } from '../queues.js';
+import { IsoTimeSchema } from './common.js';
+
+export const ServiceNameSchema = z.enum(SERVICE_QUEUES as [string, ...string[]]);
+
+/** What a service answers to system.ping on its own queue. */
+export const PingResultSchema = z.object({
+  service: z.string(),
+  version: z.string(),
+  uptimeSeconds: z.number().nonnegative(),
+  concurrency: z.number().int().positive(),
+  pid: z.number().int(),
+  hostname: z.string(),
+  at: IsoTimeSchema,
+});
+export type PingResult = z.infer<typeof PingResultSchema>;
+
+export const systemPing = defineOperation({
+  name: 'system.ping',
+  summary: 'Round-trip a ping through one service queue',
+  description: 'Sends a ping job to the named service and waits for its answer: name, version, uptime and worker concurrency. Use it to check that a service is consuming its queue.',
+  owner: { queueFromInput: 'service' },
+  mode: 'rpc',
+  http: { method: 'POST', path: '/v1/system/ping' },
+  scope: 'system:read',
+  input: z.object({ service: ServiceNameSchema }).strict(),
+  output: PingResultSchema,
+  agentFacing: false,
+  timeoutMs: 5_000,
+  retry: { attempts: 1, backoffMs: 0 },
+});
+
+export const QueueCountsSchema = z.object({
+  waiting: z.number().int(),
+  active: z.number().int(),
+  delayed: z.number().int(),
+  failed: z.number().int(),
+  completed: z.number().int(),
+  prioritized: z.number().int(),
+  'waiting-children': z.number().int(),
+});
+
+export const ServiceStatusSchema = z.object({
+  service: z.string(),
+  up: z.boolean(),
+  /** Workers connected to the queue, as Redis reports them. */
+  workers: z.number().int(),
+  ping: PingResultSchema.nullable(),
+  /** Why the ping did not answer, when it did not. */
+  reason: z.string().optional(),
+  queue: QueueCountsSchema,
+});
+
+export const systemStatus = defineOperation({
+  name: 'system.status',
+  summary: 'Which services are up, and their queue depths',
+  description: 'Pings every service queue with a short timeout and reads each queue\'s job counts by state.',
+  owner: { process: 'gateway' },
+  mode: 'rpc',
+  http: { method: 'GET', path: '/v1/system/status' },
+  scope: 'system:read',
+  input: z.object({}).strict(),
+  output: z.object({
+    gateway: z.object({ version: z.string(), uptimeSeconds: z.number() }),
+    redis: z.object({ up: z.boolean() }),
+    postgres: z.object({ up: z.boolean() }),
+    services: z.array(ServiceStatusSchema),
+  }),
+  agentFacing: false,
+});

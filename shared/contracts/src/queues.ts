@@ -1,0 +1,24 @@
+/**
+ * Queue names: one BullMQ queue per service. A service's workers consume only
+ * their own queue; the gateway adds jobs to any of them.
+ */
+export const QUEUES = {
+  visionRouter: 'vision-router',
+  extractor: 'extractor',
+  boardDispatcher: 'board-dispatcher',
+  ledgerCritic: 'ledger-critic',
+} as const;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** Every service queue, in the order status pages list them. */
+export const SERVICE_QUEUES: readonly QueueName[] = Object.values(QUEUES);
+
+export function isQueueName(value: string): value is QueueName {
+  return (SERVICE_QUEUES as readonly string[]).includes(value);
+}
+
+/** Job names that every service answers on its own queue, besides its operations. */
+export const SYSTEM_JOBS = {
+  ping: 'system.ping',
+} as const;

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+
+/** Thrown when the environment does not satisfy a config schema; names every offending variable. */
+export class ConfigError extends Error {
+  readonly variables: string[];
+  constructor(message: string, variables: string[]) {
+    super(message);
+    this.name = 'ConfigError';
+    this.variables = variables;
+  }
+}
+
+const url = (what: string, example: string) =>
+  z.string({ error: `is required: set it to the ${what} URL, e.g. ${example}` }).trim().pipe(z.url({ error: `must be a ${what} URL such as ${example}` }));
+
+/** Variables every process reads. Services extend this with their own. */
+export const commonEnvSchema = z.object({
+  REDIS_URL: url('Redis', 'redis://127.0.0.1:6379'),
+  DATABASE_URL: url('Postgres', 'postgres://postgres@127.0.0.1:5432/postgres'),
+  BULLMQ_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,50}$/, 'must be 1-50 letters, digits, _ or -').default('vouch'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Below Kubernetes' default 30 s terminationGracePeriodSeconds, so running jobs finish before SIGKILL. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
+  DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase Postgres identifier').optional(),
+});
+export type CommonEnv = z.infer<typeof commonEnvSchema>;
+
+/** An HTTP port variable with a default. */
+export function portVar(defaultPort: number) {
+  return z.coerce.number().int().min(0).max(65_535).default(defaultPort);
+}
+
+/**
+ * Parses the environment against a schema. On failure throws one ConfigError
+ * whose message lists every offending variable and what it should hold.
+ */
+export function parseConfig<S extends z.ZodType>(schema: S, env: Record<string, string | undefined> = process.env): z.infer<S> {
+  // Empty strings count as unset, as a shell `FOO=` usually means.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = schema.safeParse(cleaned);
+  if (result.success) return result.data;
+  const byVar = new Map<string, string[]>();
+  for (const issue of result.error.issues) {
+    const name = String(issue.path[0] ?? '(environment)');
+    byVar.set(name, [...(byVar.get(name) ?? []), issue.message]);
+  }
+  const lines = [...byVar].map(([name, msgs]) => `  ${name} ${msgs.join('; ')}`);
+  return throwConfig(`invalid configuration (${byVar.size} variable${byVar.size === 1 ? '' : 's'}):\n${lines.join('\n')}`, [...byVar.keys()]);
+}
+
+function throwConfig(message: string, variables: string[]): never {
+  throw new ConfigError(message, variables);
+}
+
+/**
+ * parseConfig for a process entry point: a bad or missing variable prints one
+ * message naming every offending variable and exits with EX_CONFIG (78)
+ * before anything starts.
+ */
+export function loadConfigOrExit<S extends z.ZodType>(service: string, schema: S, env: Record<string, string | undefined> = process.env): z.infer<S> {
+  try {
+    return parseConfig(schema, env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`${service}: ${err.message}`);
+    process.exit(78);
+  }
+}
+
+/** A URL with its password replaced, safe to log. */
+export function redactUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable url)';
+  }
+}

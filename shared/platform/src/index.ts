@@ -1,0 +1,16 @@
+/**
+ * @vouch/platform — what every vouch process needs, written once: config,
+ * logging, Redis and Postgres connections, migrations, metrics, the worker
+ * bootstrap, the ops HTTP server and graceful shutdown.
+ */
+export * from './config.js';
+export * from './logger.js';
+export * from './redis.js';
+export * from './postgres.js';
+export * from './metrics.js';
+export * from './handlers.js';
+export * from './worker.js';
+export * from './health.js';
+export * from './ops-server.js';
+export * from './lifecycle.js';
+export * from './queue-service.js';

@@ -1,0 +1,125 @@
+import { Queue } from 'bullmq';
+import { operationsForQueue, type OperationDef, type QueueName } from '@vouch/contracts';
+import type { CommonEnv } from './config.js';
+import type { OperationHandler } from './handlers.js';
+import { createLogger, type Logger } from './logger.js';
+import { createMetrics, type PlatformMetrics } from './metrics.js';
+import { startOpsServer, type OpsServer } from './ops-server.js';
+import { createPool, pendingMigrations, pingPostgres, runMigrations, type Pool } from './postgres.js';
+import { consumerRedisOptions, createConsumerRedis, closeRedis, pingRedis } from './redis.js';
+import { startServiceWorker, type ServiceWorker } from './worker.js';
+
+/** Config every queue service has: the common variables plus its port and concurrency. */
+export type QueueServiceEnv = CommonEnv & { HTTP_PORT: number; WORKER_CONCURRENCY: number };
+
+/** What a service's handlers are built from. */
+export interface ServiceDeps {
+  pool: Pool;
+  logger: Logger;
+  metrics: PlatformMetrics;
+  schema: string;
+}
+
+export interface QueueServiceSpec {
+  service: string;
+  version: string;
+  queue: QueueName;
+  env: QueueServiceEnv;
+  /** Folder of the service's SQL migrations, applied to its schema before the worker starts. */
+  migrationsDir: string;
+  /** Defaults to the operations the table assigns to `queue`. */
+  operations?: readonly OperationDef[];
+  handlers(deps: ServiceDeps): readonly OperationHandler[] | Promise<readonly OperationHandler[]>;
+  lockDuration?: number;
+  stalledInterval?: number;
+  /** Extra resources to release after the worker stops and before Redis and Postgres close. */
+  onStop?: () => Promise<void>;
+  /** Overrides for tests: a logger and a metrics registry of their own. */
+  logger?: Logger;
+  metrics?: PlatformMetrics;
+}
+
+export interface RunningQueueService {
+  logger: Logger;
+  metrics: PlatformMetrics;
+  pool: Pool;
+  schema: string;
+  ops: OpsServer;
+  serviceWorker: ServiceWorker;
+  /** Ordered stop: stop taking jobs, let running ones finish within the grace period, then close the ops server, queues, Redis and Postgres. */
+  stop(): Promise<void>;
+}
+
+/** The default schema of a service: its name with `_` for `-`. */
+export function defaultSchema(service: string): string {
+  return service.replace(/-/g, '_');
+}
+
+/**
+ * Starts a queue service in the order STYLE.md gives: connections, migrations,
+ * handler check (refuses to start on a missing or duplicate handler), worker,
+ * ops server. Returns its ordered stop.
+ */
+export async function startQueueService(spec: QueueServiceSpec): Promise<RunningQueueService> {
+  const { env } = spec;
+  const logger = spec.logger ?? createLogger({ service: spec.service, level: env.LOG_LEVEL });
+  const metrics = spec.metrics ?? createMetrics({ service: spec.service });
+  const schema = env.DB_SCHEMA ?? defaultSchema(spec.service);
+  const pool = createPool({ url: env.DATABASE_URL, schema, applicationName: spec.service });
+  const closers: Array<() => Promise<unknown>> = [];
+  try {
+    await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: spec.migrationsDir, logger });
+    const handlers = await spec.handlers({ pool, logger, metrics, schema });
+    const operations = spec.operations ?? operationsForQueue(spec.queue);
+
+    const redis = createConsumerRedis(env.REDIS_URL, `${spec.service}:health`);
+    closers.push(() => closeRedis(redis));
+    const ownQueue = new Queue(spec.queue, { connection: redis, prefix: env.BULLMQ_PREFIX });
+    closers.unshift(() => ownQueue.close());
+    metrics.watchQueues([ownQueue]);
+
+    const serviceWorker = startServiceWorker({
+      service: spec.service,
+      version: spec.version,
+      queue: spec.queue,
+      operations,
+      handlers,
+      connection: consumerRedisOptions(env.REDIS_URL, `${spec.service}:worker`),
+      prefix: env.BULLMQ_PREFIX,
+      concurrency: env.WORKER_CONCURRENCY,
+      logger,
+      metrics,
+      ...(spec.lockDuration ? { lockDuration: spec.lockDuration } : {}),
+      ...(spec.stalledInterval ? { stalledInterval: spec.stalledInterval } : {}),
+    });
+    const ops = await startOpsServer({
+      port: env.HTTP_PORT,
+      registry: metrics.registry,
+      logger,
+      checks: [
+        { name: 'redis', probe: () => pingRedis(redis) },
+        { name: 'postgres', probe: () => pingPostgres(pool) },
+        { name: 'migrations', probe: async () => (await pendingMigrations(pool, schema, spec.migrationsDir)).length === 0 },
+      ],
+    }).catch(async (err: unknown) => {
+      await serviceWorker.close(0);
+      throw err;
+    });
+    logger.info({ queue: spec.queue, concurrency: env.WORKER_CONCURRENCY, port: ops.port, schema, operations: operations.map((o) => o.name) }, 'started');
+
+    let stopped: Promise<void> | undefined;
+    const stop = () =>
+      (stopped ??= (async () => {
+        await serviceWorker.close(env.SHUTDOWN_GRACE_MS);
+        await ops.close();
+        await spec.onStop?.();
+        for (const close of closers) await close().catch((err: unknown) => logger.warn({ err }, 'close failed'));
+        await pool.end();
+      })());
+    return { logger, metrics, pool, schema, ops, serviceWorker, stop };
+  } catch (err) {
+    for (const close of closers) await close().catch(() => {});
+    await pool.end().catch(() => {});
+    throw err;
+  }
+}

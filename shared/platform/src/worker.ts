@@ -1,0 +1,167 @@
+import { hostname } from 'node:os';
+import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import {
+  ERROR_CODES,
+  SYSTEM_JOBS,
+  VouchError,
+  encodeJobError,
+  fieldIssuesFromZod,
+  describeFieldIssues,
+  type ErrorBody,
+  type JobEnvelope,
+  type OperationDef,
+  type PingResult,
+} from '@vouch/contracts';
+import { assertHandlersComplete, type OperationHandler } from './handlers.js';
+import type { Logger } from './logger.js';
+import type { PlatformMetrics } from './metrics.js';
+
+export interface ServiceWorkerOptions {
+  service: string;
+  version: string;
+  queue: string;
+  /** The operations this worker must serve; each needs exactly one handler. */
+  operations: readonly OperationDef[];
+  handlers: readonly OperationHandler[];
+  connection: ConnectionOptions;
+  prefix: string;
+  concurrency: number;
+  logger: Logger;
+  metrics: PlatformMetrics;
+  /**
+   * How long a job's lock lives without renewal. BullMQ renews at
+   * lockDuration/2; a job whose process dies is re-run after this expires.
+   * Long CPU or GPU work needs a value above its longest event-loop stall.
+   */
+  lockDuration?: number;
+  /** How often this worker looks for jobs whose lock expired. */
+  stalledInterval?: number;
+  maxStalledCount?: number;
+}
+
+/** A running worker and its ordered stop. */
+export interface ServiceWorker {
+  worker: Worker<JobEnvelope>;
+  /** Stops taking jobs and waits up to graceMs for running ones, then forces the close. */
+  close(graceMs: number): Promise<{ forced: boolean }>;
+}
+
+/** Validation errors reported by the bootstrap before a handler runs. */
+function badInput(op: OperationDef, issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ErrorBody {
+  const fields = fieldIssuesFromZod(issues, 'input');
+  return { code: ERROR_CODES.badInput, message: `${op.name}: invalid input: ${describeFieldIssues(fields)}`, fields };
+}
+
+/**
+ * Turns a handler failure into what BullMQ understands. Typed non-retryable
+ * errors (bad input, not found, conflict) become UnrecoverableError so BullMQ
+ * fails the job at once; everything else is retried with the job's backoff,
+ * because an unknown error is most often a dependency blip.
+ */
+function toBullError(err: unknown): Error {
+  if (err instanceof VouchError) {
+    const encoded = encodeJobError(err.toBody());
+    return err.retryable ? new Error(encoded) : new UnrecoverableError(encoded);
+  }
+  if (err instanceof UnrecoverableError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new Error(encodeJobError({ code: ERROR_CODES.internal, message }));
+}
+
+/**
+ * The worker every service runs: one BullMQ Worker on the service's queue that
+ * answers system.ping, validates each job's input against its operation, runs
+ * the one handler, validates the output, and records metrics.
+ */
+export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
+  assertHandlersComplete(opts.service, opts.operations, opts.handlers);
+  const byName = new Map(opts.handlers.map((h) => [h.operation.name, h]));
+  const startedAt = Date.now();
+  const host = hostname();
+  const { metrics, logger } = opts;
+
+  const processor = async (job: Job<JobEnvelope>): Promise<unknown> => {
+    if (job.name === SYSTEM_JOBS.ping) {
+      const ping: PingResult = {
+        service: opts.service,
+        version: opts.version,
+        uptimeSeconds: (Date.now() - startedAt) / 1000,
+        concurrency: opts.concurrency,
+        pid: process.pid,
+        hostname: host,
+        at: new Date().toISOString(),
+      };
+      return ping;
+    }
+    const handler = byName.get(job.name);
+    if (!handler) {
+      throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.badInput, message: `${opts.service} serves no operation named ${job.name}` }));
+    }
+    const op = handler.operation;
+    const envelope = job.data;
+    if (!envelope || typeof envelope.tenant !== 'string' || envelope.tenant === '') {
+      throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.badInput, message: `${op.name}: job data has no tenant; jobs must be enqueued through the gateway` }));
+    }
+    const parsed = op.input.safeParse(envelope.input);
+    if (!parsed.success) throw new UnrecoverableError(encodeJobError(badInput(op, parsed.error.issues)));
+    const jobLogger = logger.child({ op: op.name, jobId: job.id, tenant: envelope.tenant, requestId: envelope.requestId, attempt: job.attemptsMade + 1 });
+    let output: unknown;
+    try {
+      output = await handler.handle(parsed.data, { tenant: envelope.tenant, requestId: envelope.requestId, job, logger: jobLogger });
+    } catch (err) {
+      const bullError = toBullError(err);
+      jobLogger.warn({ err, retry: !(bullError instanceof UnrecoverableError) }, 'handler failed');
+      throw bullError;
+    }
+    const checked = op.output.safeParse(output);
+    if (!checked.success) {
+      // A handler that breaks its own contract is a bug; retrying will not fix it.
+      const message = `${op.name}: handler returned output that breaks the contract: ${describeFieldIssues(fieldIssuesFromZod(checked.error.issues, 'output'))}`;
+      jobLogger.error(message);
+      throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message }));
+    }
+    return checked.data;
+  };
+
+  const timed = async (job: Job<JobEnvelope>): Promise<unknown> => {
+    const stop = metrics.jobDuration.startTimer({ queue: opts.queue });
+    try {
+      return await processor(job);
+    } finally {
+      stop();
+    }
+  };
+
+  const worker = new Worker<JobEnvelope>(opts.queue, timed, {
+    connection: opts.connection,
+    prefix: opts.prefix,
+    concurrency: opts.concurrency,
+    ...(opts.lockDuration ? { lockDuration: opts.lockDuration } : {}),
+    ...(opts.stalledInterval ? { stalledInterval: opts.stalledInterval } : {}),
+    ...(opts.maxStalledCount !== undefined ? { maxStalledCount: opts.maxStalledCount } : {}),
+    autorun: true,
+  });
+  worker.on('completed', () => metrics.jobsProcessed.inc({ queue: opts.queue, outcome: 'completed' }));
+  worker.on('failed', () => metrics.jobsProcessed.inc({ queue: opts.queue, outcome: 'failed' }));
+  // Without a listener an 'error' (Redis gone) would be an unhandled event and kill the process.
+  worker.on('error', (err) => logger.error({ err }, 'worker error'));
+
+  return {
+    worker,
+    async close(graceMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const graceful = worker.close().then(() => 'closed' as const);
+      const deadline = new Promise<'deadline'>((resolve) => {
+        timer = setTimeout(() => resolve('deadline'), graceMs);
+      });
+      const outcome = await Promise.race([graceful, deadline]);
+      clearTimeout(timer);
+      if (outcome === 'deadline') {
+        logger.warn({ graceMs }, 'running jobs did not finish within the grace period; forcing close (their locks expire and another worker re-runs them)');
+        await worker.close(true);
+        return { forced: true };
+      }
+      return { forced: false };
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.js';
+import { createMetrics } from '../src/metrics.js';
+import { startOpsServer, type OpsServer } from '../src/ops-server.js';
+
+describe('ops server', () => {
+  let server: OpsServer;
+  let postgresUp = true;
+  const metrics = createMetrics({ service: 'ops-test' });
+  metrics.watchQueues([{ name: 'q1', getJobCounts: async () => ({ waiting: 3, active: 1 }) }]);
+
+  beforeAll(async () => {
+    server = await startOpsServer({
+      port: 0,
+      host: '127.0.0.1',
+      registry: metrics.registry,
+      logger: createLogger({ service: 'ops-test', level: 'silent' }),
+      checks: [
+        { name: 'redis', probe: async () => true },
+        { name: 'postgres', probe: async () => postgresUp },
+      ],
+    });
+  });
+  afterAll(() => server?.close());
+
+  const get = (path: string) => fetch(`http://127.0.0.1:${server.port}${path}`);
+
+  it('is live while the process runs', async () => {
+    expect((await get('/livez')).status).toBe(200);
+  });
+
+  it('is ready only when every check passes, and says which failed', async () => {
+    expect(await (await get('/readyz')).json()).toEqual({ status: 'ready', checks: { redis: true, postgres: true } });
+    postgresUp = false;
+    const res = await get('/readyz');
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ status: 'not ready', checks: { redis: true, postgres: false } });
+    postgresUp = true;
+  });
+
+  it('serves process metrics and queue depth read at scrape time', async () => {
+    const text = await (await get('/metrics')).text();
+    expect(text).toContain('vouch_process_cpu_seconds_total');
+    expect(text).toContain('vouch_queue_jobs{queue="q1",state="waiting",service="ops-test"} 3');
+    expect(text).toContain('vouch_queue_jobs{queue="q1",state="active",service="ops-test"} 1');
+    expect(text).toContain('vouch_queue_jobs{queue="q1",state="delayed",service="ops-test"} 0');
+  });
+});

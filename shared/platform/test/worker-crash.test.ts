@@ -1,0 +1,121 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Queue, type Job } from 'bullmq';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
+
+const SERVICE = fileURLToPath(new URL('./fixtures/effect-service.ts', import.meta.url));
+const QUEUE = 'test-effects';
+
+interface Child {
+  proc: ChildProcess;
+  lines: string[];
+  waitFor(prefix: string, timeoutMs?: number): Promise<string>;
+  exited: Promise<number | null>;
+}
+
+/** Starts the fixture service in its own Node process, as a deployment would. */
+function startChild(env: Record<string, string>): Child {
+  const proc = spawn(process.execPath, ['--conditions=@vouch/source', '--import', 'tsx', SERVICE], {
+    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const waiters: Array<{ prefix: string; resolve: (l: string) => void }> = [];
+  createInterface({ input: proc.stdout! }).on('line', (line) => {
+    lines.push(line);
+    for (const w of [...waiters]) if (line.startsWith(w.prefix)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
+  });
+  let stderr = '';
+  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  return {
+    proc,
+    lines,
+    exited,
+    waitFor(prefix, timeoutMs = 20_000) {
+      const seen = lines.find((l) => l.startsWith(prefix));
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no "${prefix}" line within ${timeoutMs} ms; stdout: ${lines.join(' | ')}; stderr: ${stderr}`)), timeoutMs);
+        waiters.push({ prefix, resolve: (l) => { clearTimeout(timer); resolve(l); } });
+      });
+    },
+  };
+}
+
+async function waitForState(queue: Queue, id: string, states: string[], timeoutMs = 20_000): Promise<Job> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = await queue.getJob(id);
+    if (job && states.includes(await job.getState())) return job;
+    if (Date.now() > deadline) throw new Error(`job ${id} not in ${states.join('/')} within ${timeoutMs} ms (now ${job ? await job.getState() : 'missing'})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('worker bootstrap in a real process', () => {
+  let prefix: Awaited<ReturnType<typeof useTestPrefix>>;
+  let schema: Awaited<ReturnType<typeof useTestSchema>>;
+  let queue: Queue;
+  let db: pg.Pool;
+  const children: Child[] = [];
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    prefix = await useTestPrefix('crash');
+    schema = await useTestSchema('crash');
+    queue = new Queue(QUEUE, { connection: { url: TEST_REDIS_URL }, prefix: prefix.prefix });
+    db = new pg.Pool({ connectionString: TEST_DATABASE_URL });
+    env = { REDIS_URL: TEST_REDIS_URL, DATABASE_URL: TEST_DATABASE_URL, BULLMQ_PREFIX: prefix.prefix, DB_SCHEMA: schema.schema, TEST_QUEUE: QUEUE, SHUTDOWN_GRACE_MS: '10000' };
+  });
+
+  afterAll(async () => {
+    for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
+    await queue?.close();
+    await db?.end();
+    await prefix?.cleanup();
+    await schema?.cleanup();
+  });
+
+  const spawnService = (jobMs: number) => {
+    const child = startChild({ ...env, JOB_MS: String(jobMs) });
+    children.push(child);
+    return child;
+  };
+
+  it('a job whose worker is SIGKILLed mid-job is completed by another worker, with its effect applied once', async () => {
+    const a = spawnService(30_000);
+    await a.waitFor('ready');
+    const job = await queue.add('test.effect', { tenant: 't1', input: { label: 'crash' } }, { jobId: 'crash-1', attempts: 3 });
+    await a.waitFor(`committed ${job.id}`);
+    a.proc.kill('SIGKILL');
+    expect(await a.exited).toBeNull();
+
+    const b = spawnService(0);
+    await b.waitFor('ready');
+    const done = await waitForState(queue, job.id!, ['completed', 'failed']);
+    expect(await done.getState()).toBe('completed');
+    // The second run found the processed-job record and returned the first run's result.
+    expect(done.returnvalue).toEqual({ label: 'crash', committedBy: a.proc.pid });
+    const effects = await db.query(`SELECT job_id, worker_pid FROM "${schema.schema}".effects WHERE job_id = $1`, [job.id]);
+    expect(effects.rows).toEqual([{ job_id: 'crash-1', worker_pid: a.proc.pid }]);
+    expect(b.lines.some((l) => l === `started ${job.id}`)).toBe(true);
+    b.proc.kill('SIGTERM');
+    expect(await b.exited).toBe(0);
+  });
+
+  it('SIGTERM lets the running job finish, then the process exits 0', async () => {
+    const c = spawnService(1_500);
+    await c.waitFor('ready');
+    const job = await queue.add('test.effect', { tenant: 't1', input: { label: 'graceful' } }, { jobId: 'graceful-1' });
+    await c.waitFor(`started ${job.id}`);
+    c.proc.kill('SIGTERM');
+    expect(await c.exited).toBe(0);
+    const done = await queue.getJob(job.id!);
+    expect(await done!.getState()).toBe('completed');
+    expect(done!.returnvalue).toEqual({ label: 'graceful', committedBy: c.proc.pid });
+  });
+});

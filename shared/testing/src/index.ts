@@ -1,0 +1,53 @@
+/**
+ * @vouch/testing: what vouch's tests share. Helpers for the real Redis and
+ * Postgres (a private BullMQ prefix and Postgres schema per test file), a
+ * protocol-faithful Ollama test server, a fake `nvidia-smi` over the real H200
+ * captures, and image fixtures.
+ */
+export { TEST_DATABASE_URL, TEST_REDIS_URL, uniqueName, useTestPrefix, useTestSchema } from './test-env.js';
+export type { TestPrefix, TestSchema } from './test-env.js';
+
+export { startOllamaTestServer } from './ollama-test-server.js';
+export type { OllamaTestServer, OllamaTestServerOptions } from './ollama-test-server.js';
+export { DEFAULT_OLLAMA_REPLY, splitIntoChunks } from './ollama-reply.js';
+export type {
+  OllamaGenerationCall,
+  OllamaMetrics,
+  OllamaReply,
+  OllamaReplyScript,
+  OllamaReplySource,
+  OllamaRequestMessage,
+  OllamaScriptedToolCall,
+  RecordedRequest,
+} from './ollama-reply.js';
+export { DEFAULT_OLLAMA_TEST_MODELS, canonicalModelName } from './ollama-test-models.js';
+export type { OllamaCapability, OllamaModelDetails, OllamaTestModel } from './ollama-test-models.js';
+
+export {
+  FAKE_NVIDIA_SMI_VARIANTS,
+  NVIDIA_SMI_DRIVER_FAILURE,
+  OTHER_GPU_UUID,
+  SECOND_H200_UUID,
+  V100_UUID,
+  fakeGpus,
+  fakeNvidiaSmiScript,
+  installFakeNvidiaSmi,
+} from './fake-nvidia-smi.js';
+export type { FakeGpu, FakeNvidiaSmi, FakeNvidiaSmiVariant } from './fake-nvidia-smi.js';
+export {
+  H200_CAPTURED_COMMANDS,
+  H200_COMPUTE_CAP,
+  H200_CUDA_VERSION,
+  H200_DRIVER_VERSION,
+  H200_MEMORY_TOTAL_MIB,
+  H200_NAME,
+  H200_PCI_BUS_ID,
+  H200_UUID,
+  h200CaptureDir,
+  readH200Capture,
+} from './h200-capture.js';
+export type { CudaVisibleDevicesObservation, H200Capture } from './h200-capture.js';
+export { handoutDir, repoRoot } from './handout.js';
+
+export { NOT_AN_IMAGE, makeJpeg, makePng, makeWebp } from './images.js';
+export type { ImageColor, ImageSpec } from './images.js';
