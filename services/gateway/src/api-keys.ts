@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { SCOPES, type Scope } from '@vouch/contracts';
+import { SCOPES, SYSTEM_TENANT, type Scope } from '@vouch/contracts';
 import type { Queryable } from '@vouch/platform';
 
 /** Who is calling: resolved from a bearer API key. */
@@ -31,7 +31,10 @@ function hashKey(key: string): Buffer {
 
 /** Checks a tenant name; returns the reason it is not acceptable, or undefined. */
 export function tenantProblem(tenant: string): string | undefined {
-  return TENANT_PATTERN.test(tenant) ? undefined : 'a tenant is 1-63 lowercase letters, digits, _ or -, starting with a letter or digit';
+  if (!TENANT_PATTERN.test(tenant)) return 'a tenant is 1-63 lowercase letters, digits, _ or -, starting with a letter or digit';
+  // Internal jobs (system.ping) run as tenant "system"; no caller may own their results.
+  if (tenant === SYSTEM_TENANT) return `"${SYSTEM_TENANT}" is reserved for vouch's own jobs: choose another name`;
+  return undefined;
 }
 
 /**

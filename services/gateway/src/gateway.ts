@@ -47,6 +47,15 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
   const pool = createPool({ url: env.DATABASE_URL, schema, applicationName: 'gateway', max: 20 });
   const producer = createProducerRedis(env.REDIS_URL, 'gateway:producer');
   producer.on('error', () => {}); // reconnects by itself; requests meanwhile get 503
+  // Give Redis a moment so the first requests do not see a 503 from a connection
+  // still opening; if it is down the gateway starts anyway and /readyz says so.
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 3_000);
+    producer.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
   const hub = new QueueHub({ producer, redisUrl: env.REDIS_URL, prefix: env.BULLMQ_PREFIX });
   metrics.watchQueues(hub.all());
   const startedAt = Date.now();

@@ -51,7 +51,9 @@ export class QueueHub {
     private readonly opts: { producer: Redis; redisUrl: string; prefix: string },
   ) {
     for (const name of SERVICE_QUEUES) {
-      this.queues.set(name, new Queue<JobEnvelope>(name, { connection: opts.producer, prefix: opts.prefix }));
+      const queue = new Queue<JobEnvelope>(name, { connection: opts.producer, prefix: opts.prefix });
+      queue.on('error', () => {}); // the failed add reports the outage; the connection reconnects by itself
+      this.queues.set(name, queue);
     }
   }
 
@@ -76,9 +78,21 @@ export class QueueHub {
     return ready;
   }
 
+  /**
+   * Throws a DependencyError at once unless the shared producer connection is
+   * up. BullMQ would otherwise wait for the connection, and the caller's
+   * request would hang instead of getting a 503 (DESIGN.md, fail fast at the edge).
+   */
+  private assertConnected(queue: QueueName): void {
+    if (this.opts.producer.status !== 'ready') {
+      throw new DependencyError(`the ${queue} queue is unavailable (Redis unreachable): retry in a few seconds`);
+    }
+  }
+
   /** Adds an operation's job. Fails at once with a DependencyError while Redis is down. */
   async enqueue(op: OperationDef, queue: QueueName, envelope: JobEnvelope, jobId: string): Promise<Job<JobEnvelope>> {
     const retry = op.retry ?? DEFAULT_RETRY;
+    this.assertConnected(queue);
     try {
       return await this.queue(queue).add(op.name, envelope, {
         jobId,
@@ -94,6 +108,7 @@ export class QueueHub {
   }
 
   async getJob(queue: QueueName, id: string): Promise<Job<JobEnvelope> | undefined> {
+    this.assertConnected(queue);
     try {
       return (await this.queue(queue).getJob(id)) ?? undefined;
     } catch (err) {

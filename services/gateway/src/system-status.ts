@@ -1,4 +1,4 @@
-import { SERVICE_QUEUES, SYSTEM_JOBS, systemStatus, PingResultSchema, type PingResult, type QueueName } from '@vouch/contracts';
+import { SERVICE_QUEUES, SYSTEM_JOBS, SYSTEM_TENANT, systemStatus, PingResultSchema, type PingResult, type QueueName } from '@vouch/contracts';
 import { pingPostgres, pingRedis, type Pool } from '@vouch/platform';
 import type { Redis } from 'ioredis';
 import { gatewayHandler, type GatewayHandler } from './gateway-handler.js';
@@ -8,7 +8,7 @@ import type { QueueHub } from './queue-hub.js';
 const PING_TIMEOUT_MS = 2_000;
 
 async function pingService(hub: QueueHub, queue: QueueName): Promise<{ ping: PingResult | null; reason?: string }> {
-  const job = await hub.queue(queue).add(SYSTEM_JOBS.ping, { tenant: 'system', input: {} }, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
+  const job = await hub.queue(queue).add(SYSTEM_JOBS.ping, { tenant: SYSTEM_TENANT, input: {} }, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
   try {
     const result = await job.waitUntilFinished(await hub.queueEvents(queue), PING_TIMEOUT_MS);
     const parsed = PingResultSchema.safeParse(result);

@@ -22,3 +22,6 @@ export function isQueueName(value: string): value is QueueName {
 export const SYSTEM_JOBS = {
   ping: 'system.ping',
 } as const;
+
+/** The tenant of jobs vouch adds for itself (pings); no API key may belong to it. */
+export const SYSTEM_TENANT = 'system';
