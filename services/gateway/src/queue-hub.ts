@@ -71,6 +71,8 @@ export class QueueHub {
     if (!ready) {
       const qe = new QueueEvents(name, { connection: consumerRedisOptions(this.opts.redisUrl, `gateway:events:${name}`), prefix: this.opts.prefix });
       qe.on('error', () => {}); // reconnects by itself; enqueue fails fast and reports the outage
+      // Every rpc request waiting on a result adds a listener here; hundreds at once are normal.
+      qe.setMaxListeners(10_000);
       ready = qe.waitUntilReady().then(() => qe);
       ready.catch(() => this.events.delete(name));
       this.events.set(name, ready);

@@ -1,0 +1,18 @@
+/**
+ * Applies every service's migrations to its schema: `npm run migrate`.
+ * Services also apply their own at start (under a lock), so this is for
+ * operators who want migrations done before anything starts.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { commonEnvSchema, createLogger, defaultSchema, loadConfigOrExit, runMigrations } from '@vouch/platform';
+
+const env = loadConfigOrExit('migrate', commonEnvSchema.pick({ DATABASE_URL: true, LOG_LEVEL: true }));
+const logger = createLogger({ service: 'migrate', level: env.LOG_LEVEL });
+const servicesDir = fileURLToPath(new URL('../services', import.meta.url));
+for (const service of readdirSync(servicesDir).sort()) {
+  const dir = `${servicesDir}/${service}/migrations`;
+  if (!existsSync(dir)) continue;
+  const applied = await runMigrations({ databaseUrl: env.DATABASE_URL, schema: defaultSchema(service), dir, logger });
+  console.log(`${service}: ${applied.length ? `applied ${applied.join(', ')}` : 'up to date'}`);
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Installs and starts the whole vouch stack on this machine, against the local
+# Redis and Postgres: preflight, npm ci, build, migrations, every service in the
+# background, readiness. Logs and pids go to .run/; `npm run down` stops it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
+export BULLMQ_PREFIX="${BULLMQ_PREFIX:-vouch}"
+export LOG_LEVEL="${LOG_LEVEL:-info}"
+export PORT="${PORT:-8080}"
+RUN=.run
+mkdir -p "$RUN/logs"
+
+say() { printf 'vouch: %s\n' "$*"; }
+missing=()
+
+# --- preflight: name whatever is missing and how to get it ---------------------
+if ! command -v node >/dev/null; then
+  missing+=("Node.js 20.9 or newer: https://nodejs.org or 'apt-get install nodejs npm'")
+elif ! node -e 'const [a,b]=process.versions.node.split(".").map(Number);process.exit(a>20||(a===20&&b>=9)?0:1)'; then
+  missing+=("Node.js 20.9 or newer (found $(node --version)): https://nodejs.org")
+fi
+command -v npm >/dev/null || missing+=("npm (comes with Node.js)")
+
+redis_host=$(node -e 'const u=new URL(process.env.REDIS_URL);console.log(u.hostname+" "+(u.port||6379))' 2>/dev/null || echo "127.0.0.1 6379")
+redis_up() { (exec 3<>"/dev/tcp/${redis_host% *}/${redis_host#* }") 2>/dev/null; }
+if ! redis_up; then
+  if command -v redis-server >/dev/null && [[ "$REDIS_URL" == redis://127.0.0.1* || "$REDIS_URL" == redis://localhost* ]]; then
+    say "starting the local Redis (noeviction, as BullMQ needs)"
+    mkdir -p "$RUN/redis"
+    redis-server --daemonize yes --bind 127.0.0.1 --port "${redis_host#* }" --maxmemory-policy noeviction \
+      --appendonly yes --dir "$PWD/$RUN/redis" --logfile "$PWD/$RUN/logs/redis.log"
+    sleep 1
+  fi
+  redis_up || missing+=("Redis 7 at $REDIS_URL: 'apt-get install redis-server', or 'docker compose up -d redis', or set REDIS_URL")
+fi
+
+pg_ok() { command -v pg_isready >/dev/null && pg_isready -d "$DATABASE_URL" -q; }
+if ! pg_ok; then
+  if command -v pg_ctlcluster >/dev/null && [ -d /etc/postgresql ]; then
+    say "starting the local Postgres"
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start 2>/dev/null || true
+    sleep 2
+  fi
+  if ! command -v pg_isready >/dev/null; then
+    missing+=("the Postgres client tools (pg_isready): 'apt-get install postgresql-client'")
+  fi
+  pg_ok || missing+=("Postgres 15+ at $DATABASE_URL: 'apt-get install postgresql', or 'docker compose up -d postgres', or set DATABASE_URL")
+fi
+
+if ((${#missing[@]})); then
+  say "cannot start; missing:"
+  for m in "${missing[@]}"; do printf '  - %s\n' "$m"; done
+  exit 1
+fi
+
+# --- install, build, migrate ----------------------------------------------------
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing dependencies (npm ci)"
+  npm ci --no-audit --no-fund
+fi
+say "building"
+npx turbo run build --output-logs=errors-only
+say "applying migrations"
+LOG_LEVEL=warn npx tsx --conditions=@vouch/source scripts/migrate.ts
+
+# --- start every service ----------------------------------------------------------
+start() { # name, extra env...
+  local name=$1; shift
+  local pidfile="$RUN/$name.pid"
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    say "$name already running (pid $(cat "$pidfile"))"; return
+  fi
+  env "$@" nohup node "services/$name/dist/main.js" >>"$RUN/logs/$name.log" 2>&1 &
+  echo $! >"$pidfile"
+  say "started $name (pid $!, log $RUN/logs/$name.log)"
+}
+for dir in services/*/; do
+  name=$(basename "$dir")
+  [ -f "$dir/src/main.ts" ] || continue
+  start "$name" NODE_ENV=production
+done
+
+wait_ready() { # name url
+  for _ in $(seq 1 60); do
+    curl -fsS "$2/readyz" >/dev/null 2>&1 && { say "$1 ready at $2"; return 0; }
+    sleep 0.5
+  done
+  say "$1 is not ready; see $RUN/logs/$1.log"; return 1
+}
+wait_ready gateway "http://127.0.0.1:$PORT"
+if [ -f services/ledger-critic/src/main.ts ]; then wait_ready ledger-critic "http://127.0.0.1:${LEDGER_CRITIC_HTTP_PORT:-9104}" || true; fi
+
+# --- a first key, so the stack can be called at once --------------------------------
+if [ ! -s "$RUN/api-key" ]; then
+  npm run --silent keys -- create --tenant local --scopes jobs:read,media:write,media:read,ledger:write,ledger:read,system:read,admin >"$RUN/api-key" 2>/dev/null
+  say "created an API key for tenant 'local' in $RUN/api-key (admin scope; make narrower ones with npm run keys)"
+fi
+cat <<MSG
+
+vouch is up. Try:
+  curl -s -H "Authorization: Bearer \$(cat $RUN/api-key)" http://127.0.0.1:$PORT/v1/system/status
+  curl -s http://127.0.0.1:$PORT/v1/openapi.json     # every operation
+  curl -s -H "Authorization: Bearer \$(cat $RUN/api-key)" http://127.0.0.1:$PORT/v1/media/recent?surface=api\&chatKey=demo
+Stop it with: npm run down
+MSG
