@@ -104,7 +104,8 @@ try {
 
   children.push(await startProcess(fileURLToPath(new URL('./ping-worker.ts', import.meta.url)), { ...env, WORKER_CONCURRENCY: '32' }, /^ready$/));
   const gatewayEnv = { ...env, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'info' };
-  const gateway = spawn(process.execPath, ['--conditions=@vouch/source', '--import', 'tsx', fileURLToPath(new URL('../services/gateway/src/main.ts', import.meta.url))], {
+  const profile = process.env.BENCH_GATEWAY_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_GATEWAY_CPU_PROF}`] : [];
+  const gateway = spawn(process.execPath, [...profile, '--conditions=@vouch/source', '--import', 'tsx', fileURLToPath(new URL('../services/gateway/src/main.ts', import.meta.url))], {
     env: { ...process.env, ...gatewayEnv },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -12,3 +12,4 @@ export * from './operations/common.js';
 export * from './operations/system.js';
 export * from './operations/media.js';
 export * from './operations/jobs.js';
+export * from './operations/ledger.js';

@@ -1,6 +1,7 @@
 import type { OperationDef } from './operation.js';
 import type { QueueName } from './queues.js';
 import { jobsGet } from './operations/jobs.js';
+import { ledgerGet, ledgerOpen, ledgerPacket, ledgerProposeCompletion, ledgerRecordEvidence, ledgerRender } from './operations/ledger.js';
 import { mediaRecent, mediaRegister, mediaResolve } from './operations/media.js';
 import { systemPing, systemStatus } from './operations/system.js';
 
@@ -9,7 +10,20 @@ import { systemPing, systemStatus } from './operations/system.js';
  * The gateway's routes, the OpenAPI document and the agent tool manifest are
  * derived from it; a new operation is one entry here plus its handler.
  */
-export const OPERATIONS: readonly OperationDef[] = [systemPing, systemStatus, jobsGet, mediaRegister, mediaRecent, mediaResolve];
+export const OPERATIONS: readonly OperationDef[] = [
+  systemPing,
+  systemStatus,
+  jobsGet,
+  mediaRegister,
+  mediaRecent,
+  mediaResolve,
+  ledgerOpen,
+  ledgerRecordEvidence,
+  ledgerProposeCompletion,
+  ledgerGet,
+  ledgerPacket,
+  ledgerRender,
+];
 
 /** Looks an operation up by name in a table (the project's by default). */
 export function findOperation(name: string, table: readonly OperationDef[] = OPERATIONS): OperationDef | undefined {

@@ -1,0 +1,284 @@
+import type { ClaimKind, ClaimMateriality, ClaimSource } from '@vouch/contracts';
+import { describeFeature, extractFeatures, isRequiredFeature } from './extract-features.js';
+
+/**
+ * Splits the texts of a completion attempt into atomic claims and judges what
+ * each asserts. The cues are generic English (completion verbs, hedges,
+ * modals, negation), never lists of task-specific words, so one code path
+ * reads claims from any kind of task.
+ */
+
+/** A claim before it is reconciled with evidence. */
+export interface DerivedClaim {
+  id: string;
+  text: string;
+  source: ClaimSource;
+  kind: ClaimKind;
+  materiality: ClaimMateriality;
+  evidenceRequirement: string;
+  features: string[];
+}
+
+export interface ProposedTexts {
+  goal: string;
+  summary: string;
+  visibleAnswer?: string | undefined;
+}
+
+// Verbs whose past form is not "-ed".
+const IRREGULAR_PAST = new Set(
+  (
+    'built rebuilt wrote written rewrote rewritten sent ran rerun made remade set reset put got did redid undid undone found shown ' +
+    'kept left brought bought caught chose chosen drew drawn fed held hid led lost met paid sold spent split struck taken took ' +
+    'taught told understood won withdrew began begun gave given went gone came became saw seen ' +
+    'bound shut spun upheld overwrote overrode overridden'
+  ).split(' '),
+);
+
+// "-ed" words that are usually adjectives or not verbs at all.
+const NOT_PAST = new Set(
+  (
+    'need needed feed seed bed red shed speed indeed embed hundred sacred naked wicked beloved aged ragged rugged based related required ' +
+    'expected detailed advanced limited interested supposed concerned involved experienced unexpected unrelated proceed exceed succeed'
+  ).split(' '),
+);
+
+// Checking and finding: the claim is about an outcome that was observed.
+const VERIFY_RE =
+  /\b(verified|tested|retested|confirmed|validated|checked|ensured|reproduced|measured|benchmarked|audited|reviewed|inspected|found|identified|discovered|determined|detected|observed|calculated|computed|counted|compared|proved|proven|passe[sd]|pass|succeeds|succeeded|works|working|is now|are now|now (?:works|is|are|has|have|returns|shows)|is live|are live|up and running|no (?:errors?|failures?|warnings?)|matches|returns|exits? (?:with )?(?:code )?0)\b/i;
+
+const QUESTION_RE = /\?\s*$/;
+// A sentence about the reply itself ("Answered the question"): the reply's own claims are judged, not this one.
+const ABOUT_REPLY_RE = /^(?:(?:i|we)\s+)?(?:answered|replied|responded|explained|described|summari[sz]ed|outlined|clarified|greeted)\b/i;
+const ASIDE_START_RE = /^(here is|here's|here are|below|above|the following|summary|in summary|to summarize|note|thanks|thank you|hi|hello)\b/i;
+const OFFER_RE = /\b(let me know|feel free|you can|you could|you may|you might|you should|if you (?:want|need|like|prefer)|do you want|would you like|happy to help)\b/i;
+const LIMITATION_RE =
+  /\b(did not|didn't|does not|doesn't|was not|wasn't|were not|weren't|have not|haven't|has not|hasn't|had not|hadn't|not yet|unable to|failed to|could not|couldn't|cannot|can't|wasn't able|weren't able)\b/i;
+const PLAN_RE = /\b(will|won't|shall|going to|plan(?:s|ned)? to|intend(?:s|ed)? to|next step|later|todo|to-do|follow[- ]up|would like to|in the future)\b/i;
+const HEDGE_RE =
+  /\b(might|may|could|should|would|probably|likely|unlikely|possibly|perhaps|maybe|presumably|apparently|seems?|seemed|appears?|appeared|i think|i believe|i guess|i assume|hopefully|not sure|unclear|roughly|approximately)\b/i;
+
+const WORD_RE = /[A-Za-z][A-Za-z'-]*/g;
+
+function isPastVerb(word: string): boolean {
+  const w = word.toLowerCase();
+  if (IRREGULAR_PAST.has(w)) return true;
+  if (NOT_PAST.has(w)) return false;
+  return /^[a-z]{2,}ed$/.test(w);
+}
+
+/** Where the first completion cue (done, changed, delivered, verified, found) starts, or -1. */
+function completionCueIndex(text: string): number {
+  let first = text.search(VERIFY_RE);
+  for (const m of text.matchAll(WORD_RE)) {
+    if (first !== -1 && m.index >= first) break;
+    if (isPastVerb(m[0])) {
+      first = m.index;
+      break;
+    }
+  }
+  return first;
+}
+
+const SUBJECT_WORDS = new Set(['i', 'we', 'it', 'they', 'he', 'she', 'then', 'also', 'and', 'have', 'has', 'had']);
+const MODALS = new Set(['will', 'would', 'should', 'might', 'may', 'could', 'can', 'shall']);
+
+/** Whether the words after a conjunction start a new predicate ("... and deployed it", "..., then I will ..."). */
+function startsPredicate(rest: string): boolean {
+  const words = rest.trim().split(/\s+/).slice(0, 3);
+  for (const word of words) {
+    const w = word.toLowerCase().replace(/[^a-z']/g, '');
+    if (!w) return false;
+    if (SUBJECT_WORDS.has(w)) continue;
+    return isPastVerb(w) || MODALS.has(w) || VERIFY_RE.test(w);
+  }
+  return false;
+}
+
+const LIST_MARKER_RE = /^\s*(?:[-*+•]|\d{1,3}[.)]|\[[ xX]\])\s+/;
+
+function cleanClause(text: string): string {
+  return text
+    .replace(LIST_MARKER_RE, '')
+    .replace(/^#+\s*/, '')
+    .replace(/\*\*|__/g, '')
+    .replace(/^(?:and|but|then|also|so)\s+/i, '')
+    .replace(/[\s.;,]+$/, '')
+    .trim();
+}
+
+/** Sentences of a text: lines first (lists, headings), then sentence ends followed by a capital, digit or quote. */
+export function splitSentences(text: string): string[] {
+  const out: string[] = [];
+  for (const rawLine of text.split(/\r?\n/)) {
+    const line = rawLine.replace(LIST_MARKER_RE, '');
+    // A URL, a file name, a decimal or "e.g." has no space after its dot, so it is never a boundary.
+    for (const sentence of line.split(/(?<=[.!?])\s+(?=["'“(`[]?[A-Z0-9])/)) {
+      if (sentence.trim()) out.push(sentence.trim());
+    }
+  }
+  return out;
+}
+
+/** Clauses of a sentence: split at ";" and at conjunctions that start a new predicate. */
+export function splitClauses(sentence: string): string[] {
+  const pieces = sentence.split(/;\s+/);
+  const out: string[] = [];
+  for (const piece of pieces) {
+    const re = /,\s*(?:and|but|then)?\s*|\s+(?:and|but|then|while)\s+/gi;
+    let start = 0;
+    for (const m of piece.matchAll(re)) {
+      const end = m.index;
+      const rest = piece.slice(end + m[0].length);
+      // "Next, I will ..." : an opening word before the comma is no clause of its own.
+      const before = piece.slice(start, end).trim().split(/\s+/).length;
+      if (before >= 2 && startsPredicate(rest)) {
+        out.push(piece.slice(start, end));
+        start = end + m[0].length;
+      }
+    }
+    out.push(piece.slice(start));
+  }
+  return out.map(cleanClause).filter((c) => c.length > 0);
+}
+
+/** One atomic claim text, and what it takes from the rest of its sentence. */
+export interface ClaimSegment {
+  text: string;
+  /** A hedge at the head of the sentence covers this clause too. */
+  hedged: boolean;
+  /** The clause before it in the same sentence, which a pronoun ("verified it boots") refers back to. */
+  previous?: string;
+}
+
+/** Splits a text into atomic claims (cleaned clauses). */
+export function segmentClaims(text: string): ClaimSegment[] {
+  const out: ClaimSegment[] = [];
+  for (const sentence of splitSentences(text)) {
+    // A hedge at the head of a sentence ("I think I fixed X and deployed Y") covers every clause.
+    const head = sentence.split(/[,;]/)[0] ?? '';
+    const hedgeAt = head.search(HEDGE_RE);
+    const hedgedSentence = hedgeAt !== -1 && (completionCueIndex(head) === -1 || hedgeAt < completionCueIndex(head));
+    let previous: string | undefined;
+    for (const clause of splitClauses(sentence)) {
+      out.push({ text: clause, hedged: hedgedSentence, ...(previous !== undefined ? { previous } : {}) });
+      previous = clause;
+    }
+  }
+  return out;
+}
+
+/**
+ * What a clause asserts, and how much it matters, from generic linguistic
+ * cues. The earliest cue decides: "Fixed the upload that failed to resume" is
+ * an action, "Could not verify the fix" a limitation, "This should fix it" a
+ * hedged outcome.
+ */
+export function classifyClaim(text: string, opts: { hedged?: boolean } = {}): { kind: ClaimKind; materiality: ClaimMateriality } {
+  if (QUESTION_RE.test(text) || OFFER_RE.test(text)) return { kind: 'aside', materiality: 'low' };
+  if (ASIDE_START_RE.test(text) || /:\s*$/.test(text)) return { kind: 'aside', materiality: 'low' };
+  if (ABOUT_REPLY_RE.test(text) && ![...extractFeatures(text)].some(isRequiredFeature)) return { kind: 'aside', materiality: 'low' };
+  const completionAt = completionCueIndex(text);
+  const cues: Array<[ClaimKind | 'completion', number]> = [
+    ['completion', completionAt],
+    ['limitation', text.search(LIMITATION_RE)],
+    ['plan', text.search(PLAN_RE)],
+    ['hedged', text.search(HEDGE_RE)],
+  ];
+  const found = cues.filter(([, at]) => at !== -1).sort((a, b) => a[1] - b[1]);
+  const first = found[0]?.[0];
+  if (first === 'limitation') return { kind: 'limitation', materiality: 'low' };
+  if (first === 'plan') return { kind: 'plan', materiality: 'low' };
+  // A hedged outcome with something checkable in it still claims something; a vague one does not.
+  const checkable = completionAt !== -1 || [...extractFeatures(text)].some(isRequiredFeature);
+  if (first === 'hedged' || (opts.hedged && (first === 'completion' || first === undefined))) return { kind: 'hedged', materiality: checkable ? 'medium' : 'low' };
+  if (first === 'completion') return { kind: VERIFY_RE.test(text) ? 'verification' : 'action', materiality: 'high' };
+  if ((text.match(WORD_RE) ?? []).length >= 3) return { kind: 'statement', materiality: 'medium' };
+  return { kind: 'aside', materiality: 'low' };
+}
+
+/**
+ * The required features of a claim as a person reads them: a URL's origin and
+ * last path segment are left out when the URL itself is listed.
+ */
+export function displayRequired(features: readonly string[]): string[] {
+  const urls = features.filter((f) => f.startsWith('url:')).map((f) => f.slice(4));
+  const implied = new Set<string>();
+  for (const url of urls) {
+    for (const other of urls) if (other !== url && other.startsWith(`${url}/`)) implied.add(`url:${url}`);
+    const last = url.replace(/^https?:\/\/[^/]+/, '').split('/').pop();
+    if (last) implied.add(`file:${last}`);
+  }
+  return features.filter((f) => isRequiredFeature(f) && !implied.has(f)).map(describeFeature);
+}
+
+/** What evidence would support a claim, in words the agent can act on. */
+export function describeRequirement(kind: ClaimKind, materiality: ClaimMateriality, features: readonly string[]): string {
+  if (materiality === 'low') return 'none: a plan, hedge, limitation or aside, not a claim that something was done';
+  const required = displayRequired(features);
+  const subject = required.length
+    ? `, mentioning ${required.join(', ')}`
+    : ', sharing a file name, identifier, number, quoted string, URL or tool name with the claim';
+  switch (kind) {
+    case 'action':
+      return `a successful observation (tool result, file change or delivery result) that it was done${subject}`;
+    case 'verification':
+      return `a successful check (tool result or runtime observation) of that outcome${subject}`;
+    case 'hedged':
+      return `an observation of the outcome${subject}; or reword the claim so it does not imply the outcome`;
+    default:
+      return `an observation that shows it${subject}`;
+  }
+}
+
+function normalizeClaimText(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
+/** The identity of a claim across attempts: the same words make the same claim. */
+export function claimKey(text: string): string {
+  return normalizeClaimText(text).replace(/[^a-z0-9 ]/g, '');
+}
+
+const DERIVED_GOAL_CHARS = 300;
+
+/**
+ * Atomic claims of one completion attempt, from the task-complete summary and
+ * the visible answer (a claim in both is kept once). When neither says
+ * concretely what was done, the attempt still claims the goal was reached: that
+ * becomes a derived claim over the goal's own features, so "Done." alone
+ * cannot pass a full review.
+ */
+export function deriveClaims(texts: ProposedTexts, opts: { cycle: number }): DerivedClaim[] {
+  const claims: DerivedClaim[] = [];
+  const seen = new Set<string>();
+  const add = (text: string, source: ClaimSource, judged: { kind: ClaimKind; materiality: ClaimMateriality }, previous?: string): void => {
+    const key = claimKey(text);
+    if (!key || seen.has(key)) return;
+    seen.add(key);
+    const { kind, materiality } = judged;
+    const own = extractFeatures(text);
+    // A clause split off a sentence with no subject of its own ("... and verified it boots") is about the clause before it.
+    if (previous !== undefined && ![...own].some(isRequiredFeature)) {
+      for (const feature of extractFeatures(previous)) if (isRequiredFeature(feature)) own.add(feature);
+    }
+    const features = [...own].sort();
+    claims.push({
+      id: `cl-${opts.cycle}-${claims.length + 1}`,
+      text,
+      source,
+      kind,
+      materiality,
+      evidenceRequirement: describeRequirement(kind, materiality, features),
+      features,
+    });
+  };
+  for (const seg of segmentClaims(texts.summary)) add(seg.text, 'task_complete_summary', classifyClaim(seg.text, seg), seg.previous);
+  for (const seg of segmentClaims(texts.visibleAnswer ?? '')) add(seg.text, 'assistant_visible_text', classifyClaim(seg.text, seg), seg.previous);
+  if (!claims.some((c) => c.materiality !== 'low')) {
+    const goal = texts.goal.replace(/\s+/g, ' ').trim();
+    const clipped = goal.length > DERIVED_GOAL_CHARS ? `${goal.slice(0, DERIVED_GOAL_CHARS - 1)}…` : goal;
+    add(`The goal was achieved: ${clipped}`, 'derived', { kind: 'action', materiality: 'medium' });
+  }
+  return claims;
+}

@@ -1,0 +1,257 @@
+import {
+  BadInputError,
+  ConflictError,
+  LEDGER_LIMITS,
+  NotFoundError,
+  type CompletionClaim,
+  type CompletionEvidence,
+  type CompletionProposal,
+  type CriticPacket,
+  type CriticRuns,
+  type CritiqueOutcome,
+  type CritiqueRecord,
+  type EvidenceInput,
+  type OpenItem,
+  type PacketClaim,
+  type ReviewPolicy,
+} from '@vouch/contracts';
+import { combineVerdicts, planLlmCritic, type LlmCriticPlan } from './combine-verdicts.js';
+import { buildCriticPacket, buildCriticPrompt, type CriticPrompt } from './critic-packet.js';
+import { deriveClaims } from './derive-claims.js';
+import type { LedgerEvent } from './ledger-events.js';
+import { toCritiqueVerdict, type LlmVerdict } from './llm-verdict.js';
+import { buildEvidenceIndex, reconcileClaims, unresolvedFailures } from './reconcile-claims.js';
+import { applyEvents, type LedgerState } from './replay-ledger.js';
+import { ruleCritic, type CritiqueVerdict } from './rule-critic.js';
+import { isClosed, statusAfterCritique } from './terminal-status.js';
+import { trackUnresolved } from './unresolved-items.js';
+
+/**
+ * Commands decide, from the current state and a validated input, which events
+ * to append, or refuse with a typed error that changes nothing. A handler
+ * loads the state, calls one of these, and appends the events in one
+ * transaction with the state's version as the expected version.
+ */
+
+export interface Decision {
+  events: LedgerEvent[];
+  /** The state after the events. */
+  state: LedgerState;
+}
+
+function after(state: LedgerState | undefined, events: LedgerEvent[]): LedgerState {
+  const next = applyEvents(state, events);
+  if (!next) throw new Error('a command produced no ledger');
+  return next;
+}
+
+function requireLedger(state: LedgerState | undefined, runId: string): LedgerState {
+  if (!state) throw new NotFoundError(`no ledger for run "${runId}": open one with ledger.open first`, { runId });
+  return state;
+}
+
+function closedError(state: LedgerState, what: string): ConflictError {
+  const outcome = state.status === 'approved' ? 'was approved' : `ended as ${state.status}`;
+  return new ConflictError(
+    `the ledger of run "${state.runId}" ${outcome} and takes no more ${what}. Read it with ledger.get or ledger.render; to keep working, open a new ledger under a new run id.`,
+    { runId: state.runId, status: state.status, version: state.version },
+  );
+}
+
+export interface OpenLedgerCommand {
+  runId: string;
+  goal: string;
+  policy: ReviewPolicy;
+  /** The cycle budget, already defaulted from the service config. */
+  cycleBudget: number;
+  at: string;
+}
+
+/** Opens a ledger. Opening it again with the same goal, policy and budget is a no-op that returns it. */
+export function openLedger(state: LedgerState | undefined, cmd: OpenLedgerCommand): Decision & { alreadyOpened: boolean } {
+  if (state) {
+    if (state.goal === cmd.goal && state.policy === cmd.policy && state.cycleBudget === cmd.cycleBudget) return { events: [], state, alreadyOpened: true };
+    throw new ConflictError(
+      `run "${cmd.runId}" already has a ledger with a different goal, policy or cycle budget: open the new task under a new run id, or read this one with ledger.get`,
+      { runId: cmd.runId, status: state.status, version: state.version, policy: state.policy, cycleBudget: state.cycleBudget },
+    );
+  }
+  if (!Number.isInteger(cmd.cycleBudget) || cmd.cycleBudget < 1 || cmd.cycleBudget > LEDGER_LIMITS.maxCycleBudget) {
+    throw new BadInputError(`cycleBudget must be a whole number from 1 to ${LEDGER_LIMITS.maxCycleBudget}`, [{ path: 'cycleBudget', message: `got ${cmd.cycleBudget}` }]);
+  }
+  const events: LedgerEvent[] = [{ type: 'ledger_opened', seq: 1, at: cmd.at, runId: cmd.runId, goal: cmd.goal, policy: cmd.policy, cycleBudget: cmd.cycleBudget }];
+  return { events, state: after(undefined, events), alreadyOpened: false };
+}
+
+export interface RecordEvidenceCommand {
+  runId: string;
+  items: readonly EvidenceInput[];
+  at: string;
+}
+
+/** Records a batch of observations, failures included; each gets an id and the next evidence seq. */
+export function recordEvidence(state: LedgerState | undefined, cmd: RecordEvidenceCommand): Decision & { recorded: Array<{ id: string; seq: number }> } {
+  const ledger = requireLedger(state, cmd.runId);
+  if (isClosed(ledger.status)) throw closedError(ledger, 'evidence');
+  if (cmd.items.length === 0) throw new BadInputError('items must hold at least one observation', [{ path: 'items', message: 'empty' }]);
+  const held = ledger.evidence.length;
+  if (held + cmd.items.length > LEDGER_LIMITS.evidencePerLedger) {
+    throw new ConflictError(
+      `the ledger of run "${cmd.runId}" holds ${held} of at most ${LEDGER_LIMITS.evidencePerLedger} evidence items, and this batch of ${cmd.items.length} would pass the limit: record one compact summary per step, with the raw output behind rawRef`,
+      { runId: cmd.runId, evidenceCount: held, version: ledger.version },
+    );
+  }
+  const items: CompletionEvidence[] = cmd.items.map((input, k) => {
+    const seq = held + k + 1;
+    return {
+      id: `ev-${seq}`,
+      seq,
+      kind: input.kind,
+      ...(input.toolName !== undefined ? { toolName: input.toolName } : {}),
+      ...(input.success !== undefined ? { success: input.success } : {}),
+      summary: input.summary,
+      ...(input.rawRef !== undefined ? { rawRef: input.rawRef } : {}),
+      observedAt: input.observedAt ?? cmd.at,
+      recordedAt: cmd.at,
+    };
+  });
+  const events: LedgerEvent[] = [{ type: 'evidence_recorded', seq: ledger.version + 1, at: cmd.at, items }];
+  return { events, state: after(ledger, events), recorded: items.map((i) => ({ id: i.id, seq: i.seq })) };
+}
+
+export interface ProposeCompletionCommand {
+  runId: string;
+  /** Identifies this attempt across job retries (the critique job's id). */
+  proposalId: string;
+  summary: string;
+  visibleAnswer?: string | undefined;
+  openItems: readonly OpenItem[];
+  at: string;
+}
+
+/** Everything a review needs before the LLM critic is asked; pure, so the handler can call the LLM in between. */
+export interface CompletionReview {
+  /** The ledger version the review was planned on. */
+  baseVersion: number;
+  cycle: number;
+  proposal: CompletionProposal;
+  claims: CompletionClaim[];
+  failures: CompletionEvidence[];
+  rule: CritiqueVerdict;
+  packet: CriticPacket;
+  llm: LlmCriticPlan;
+  /** The LLM critic's prompt, when it should run. */
+  prompt?: CriticPrompt;
+}
+
+export type ReviewPlan = { kind: 'review'; review: CompletionReview } | { kind: 'already_reviewed'; outcome: CritiqueOutcome };
+
+/**
+ * Derives and reconciles the claims of a completion attempt, runs the rule
+ * critic and builds the packet. A retried job finds its attempt already
+ * reviewed and gets the recorded outcome back.
+ */
+export function planCompletionReview(state: LedgerState | undefined, cmd: ProposeCompletionCommand, opts: { llmConfigured: boolean }): ReviewPlan {
+  const ledger = requireLedger(state, cmd.runId);
+  const done = ledger.critiques.find((c) => c.proposalId === cmd.proposalId);
+  if (done) return { kind: 'already_reviewed', outcome: critiqueOutcome(ledger, done, true) };
+  if (isClosed(ledger.status)) throw closedError(ledger, 'completion attempts');
+  const cycle = ledger.critiques.length + 1;
+  const proposal: CompletionProposal = {
+    proposalId: cmd.proposalId,
+    cycle,
+    summary: cmd.summary,
+    ...(cmd.visibleAnswer !== undefined && cmd.visibleAnswer.trim() !== '' ? { visibleAnswer: cmd.visibleAnswer } : {}),
+    openItems: [...cmd.openItems],
+    proposedAt: cmd.at,
+  };
+  const index = buildEvidenceIndex(ledger.evidence);
+  const derived = deriveClaims({ goal: ledger.goal, summary: cmd.summary, visibleAnswer: proposal.visibleAnswer }, { cycle });
+  const claims = reconcileClaims(derived, index, ledger.policy);
+  const failures = unresolvedFailures(index);
+  const rule = ruleCritic({ claims, openItems: proposal.openItems, policy: ledger.policy });
+  const packet = buildCriticPacket({ state: ledger, cycle, claims, openItems: proposal.openItems, failures, floor: rule });
+  const llm = planLlmCritic(ledger.policy, rule.decision, opts.llmConfigured);
+  return {
+    kind: 'review',
+    review: { baseVersion: ledger.version, cycle, proposal, claims, failures, rule, packet, llm, ...(llm.run ? { prompt: buildCriticPrompt(packet) } : {}) },
+  };
+}
+
+/** What the LLM critic did: not asked, answered, or failed (timeout, bad JSON); a failure leaves the rule verdict standing. */
+export type LlmCriticResult = { ran: false; note: string } | { ran: true; model: string; verdict: LlmVerdict } | { ran: true; model: string; error: string };
+
+/** Combines the verdicts, applies terminal discipline and emits the review's events. */
+export function concludeCompletionReview(state: LedgerState, review: CompletionReview, llm: LlmCriticResult): Decision & { outcome: CritiqueOutcome } {
+  if (state.version !== review.baseVersion) {
+    throw new ConflictError(`the ledger of run "${state.runId}" changed while it was reviewed (version ${review.baseVersion} → ${state.version}): review it again`, {
+      runId: state.runId,
+      version: state.version,
+    });
+  }
+  const claimTexts = new Map(review.claims.map((c) => [c.id, c.text]));
+  const llmVerdict = llm.ran && 'verdict' in llm ? toCritiqueVerdict(llm.verdict, claimTexts) : undefined;
+  const combined = combineVerdicts(review.rule, llmVerdict);
+  const terminal = statusAfterCritique(combined.decision, review.cycle, state.cycleBudget);
+  const critics: CriticRuns = {
+    rule: { decision: review.rule.decision, reasons: review.rule.reasons },
+    llm: !llm.ran
+      ? { ran: false, note: llm.note }
+      : 'verdict' in llm
+        ? { ran: true, model: llm.model, decision: llm.verdict.decision, reasons: llm.verdict.reasons }
+        : { ran: true, model: llm.model, note: `its answer was not used: ${llm.error}` },
+  };
+  const critique: CritiqueRecord = {
+    cycle: review.cycle,
+    proposalId: review.proposal.proposalId,
+    decision: combined.decision,
+    status: terminal.status,
+    reasons: combined.reasons,
+    missingEvidence: combined.missingEvidence,
+    critics,
+    evidenceSeqAtCritique: state.evidence.length,
+    at: review.proposal.proposedAt,
+  };
+  const unresolved = trackUnresolved({ prior: state.unresolved, cycle: review.cycle, missingEvidence: combined.missingEvidence, failures: review.failures, openItems: review.proposal.openItems });
+  const at = review.proposal.proposedAt;
+  const v = state.version;
+  const events: LedgerEvent[] = [
+    { type: 'completion_proposed', seq: v + 1, at, proposal: review.proposal, claims: review.claims },
+    { type: 'critique_recorded', seq: v + 2, at, critique, unresolved, packet: review.packet },
+    { type: 'status_changed', seq: v + 3, at, from: state.status, to: terminal.status, reason: terminal.reason },
+  ];
+  const next = after(state, events);
+  return { events, state: next, outcome: critiqueOutcome(next, critique, false) };
+}
+
+function countClaims(claims: ReadonlyArray<CompletionClaim | PacketClaim>): CritiqueOutcome['claims'] {
+  const count = (status: CompletionClaim['status']): number => claims.filter((c) => c.requiresEvidence && c.status === status).length;
+  return {
+    total: claims.length,
+    material: claims.filter((c) => c.requiresEvidence).length,
+    supported: count('supported'),
+    unsupported: count('unsupported'),
+    contradicted: count('contradicted'),
+    unverified: count('unverified'),
+    blocked: count('blocked'),
+  };
+}
+
+/** The result of a review as the critique job returns it: status and decision apart from any text. */
+export function critiqueOutcome(state: LedgerState, critique: CritiqueRecord, alreadyReviewed: boolean): CritiqueOutcome {
+  const latest = critique.cycle === state.critiques.length;
+  const claims = latest ? state.proposedClaims : (state.packets[critique.cycle - 1]?.claims ?? []);
+  return {
+    runId: state.runId,
+    cycle: critique.cycle,
+    cycleBudget: state.cycleBudget,
+    decision: critique.decision,
+    status: critique.status,
+    completed: critique.status === 'approved',
+    reasons: critique.reasons,
+    missingEvidence: critique.missingEvidence,
+    critics: critique.critics,
+    claims: countClaims(claims),
+    alreadyReviewed,
+  };
+}

@@ -1,0 +1,90 @@
+import {
+  CompletionClaimSchema,
+  CompletionEvidenceSchema,
+  CompletionProposalSchema,
+  CriticPacketSchema,
+  CritiqueRecordSchema,
+  IsoTimeSchema,
+  LedgerStatusSchema,
+  ReviewPolicySchema,
+  UnresolvedItemSchema,
+  describeFieldIssues,
+  fieldIssuesFromZod,
+} from '@vouch/contracts';
+import { z } from 'zod';
+
+/**
+ * The ledger's event stream. Events record decisions already made (derived
+ * claims, verdicts, unresolved items), so replaying them folds plain data and
+ * rebuilds the snapshot exactly, whatever later versions of the derivation
+ * code would decide. `seq` is unique per ledger and starts at 1; `at` is the
+ * only clock replay knows.
+ */
+const eventBase = {
+  seq: z.number().int().positive(),
+  at: IsoTimeSchema,
+};
+
+export const LedgerOpenedEventSchema = z.object({
+  ...eventBase,
+  type: z.literal('ledger_opened'),
+  runId: z.string(),
+  goal: z.string(),
+  policy: ReviewPolicySchema,
+  cycleBudget: z.number().int().positive(),
+});
+
+/** One batch of observations; each item carries its own id and evidence seq. */
+export const EvidenceRecordedEventSchema = z.object({
+  ...eventBase,
+  type: z.literal('evidence_recorded'),
+  items: z.array(CompletionEvidenceSchema).min(1),
+});
+
+/** A completion attempt with the claims derived from it, reconciled with the evidence of that moment. */
+export const CompletionProposedEventSchema = z.object({
+  ...eventBase,
+  type: z.literal('completion_proposed'),
+  proposal: CompletionProposalSchema,
+  claims: z.array(CompletionClaimSchema),
+});
+
+/** A review: its record, the loops left open after it, and the packet the critics saw. */
+export const CritiqueRecordedEventSchema = z.object({
+  ...eventBase,
+  type: z.literal('critique_recorded'),
+  critique: CritiqueRecordSchema,
+  unresolved: z.array(UnresolvedItemSchema),
+  packet: CriticPacketSchema,
+});
+
+export const StatusChangedEventSchema = z.object({
+  ...eventBase,
+  type: z.literal('status_changed'),
+  from: LedgerStatusSchema,
+  to: LedgerStatusSchema,
+  reason: z.string(),
+});
+
+export const LedgerEventSchema = z.discriminatedUnion('type', [
+  LedgerOpenedEventSchema,
+  EvidenceRecordedEventSchema,
+  CompletionProposedEventSchema,
+  CritiqueRecordedEventSchema,
+  StatusChangedEventSchema,
+]);
+
+export type LedgerOpenedEvent = z.infer<typeof LedgerOpenedEventSchema>;
+export type EvidenceRecordedEvent = z.infer<typeof EvidenceRecordedEventSchema>;
+export type CompletionProposedEvent = z.infer<typeof CompletionProposedEventSchema>;
+export type CritiqueRecordedEvent = z.infer<typeof CritiqueRecordedEventSchema>;
+export type StatusChangedEvent = z.infer<typeof StatusChangedEventSchema>;
+export type LedgerEvent = z.infer<typeof LedgerEventSchema>;
+export type LedgerEventType = LedgerEvent['type'];
+
+/** Reads one stored event (a jsonb row), refusing anything that is not a well-formed event. */
+export function parseLedgerEvent(json: unknown): LedgerEvent {
+  const parsed = LedgerEventSchema.safeParse(json);
+  if (!parsed.success) throw new Error(`not a ledger event: ${describeFieldIssues(fieldIssuesFromZod(parsed.error.issues))}`);
+  return parsed.data;
+}

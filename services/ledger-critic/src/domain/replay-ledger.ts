@@ -1,0 +1,108 @@
+import type { CriticPacket, LedgerSnapshot } from '@vouch/contracts';
+import type { LedgerEvent } from './ledger-events.js';
+import { canTransition } from './terminal-status.js';
+
+/**
+ * The ledger state: the snapshot reads see, plus the critic packet of every
+ * review (kept out of `ledger.get`, served by `ledger.packet`). It is a pure
+ * fold of the event stream, with no clock but the events' `at`, so replaying
+ * the events rebuilds it exactly. It holds only JSON values and never an
+ * `undefined` property, so it survives a jsonb round trip unchanged.
+ */
+export interface LedgerState extends LedgerSnapshot {
+  /** Packets by review cycle: `packets[cycle - 1]`. */
+  packets: CriticPacket[];
+}
+
+/** The event stream is corrupt or out of order: a bug or a bad write, never a caller's mistake. */
+export class LedgerStreamError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LedgerStreamError';
+  }
+}
+
+function expectNext(state: LedgerState, event: LedgerEvent): void {
+  if (event.seq !== state.version + 1) {
+    throw new LedgerStreamError(`ledger ${state.runId}: event seq ${event.seq} does not follow version ${state.version}`);
+  }
+}
+
+/** Applies one event. Returns a new state; the input is not modified. */
+export function applyEvent(state: LedgerState | undefined, event: LedgerEvent): LedgerState {
+  if (event.type === 'ledger_opened') {
+    if (state) throw new LedgerStreamError(`ledger ${state.runId} is opened twice (seq ${event.seq})`);
+    if (event.seq !== 1) throw new LedgerStreamError(`ledger ${event.runId}: the opening event has seq ${event.seq}, not 1`);
+    return {
+      runId: event.runId,
+      goal: event.goal,
+      policy: event.policy,
+      cycleBudget: event.cycleBudget,
+      status: 'open',
+      completed: false,
+      version: event.seq,
+      createdAt: event.at,
+      updatedAt: event.at,
+      proposal: null,
+      proposedClaims: [],
+      evidence: [],
+      critiques: [],
+      unresolved: [],
+      packets: [],
+    };
+  }
+  if (!state) throw new LedgerStreamError(`a ${event.type} event (seq ${event.seq}) arrived before the ledger was opened`);
+  expectNext(state, event);
+  const touched = { version: event.seq, updatedAt: event.at };
+  switch (event.type) {
+    case 'evidence_recorded': {
+      event.items.forEach((item, k) => {
+        const expected = state.evidence.length + k + 1;
+        if (item.seq !== expected) throw new LedgerStreamError(`ledger ${state.runId}: evidence ${item.id} has seq ${item.seq}, expected ${expected}`);
+      });
+      return { ...state, ...touched, evidence: [...state.evidence, ...event.items] };
+    }
+    case 'completion_proposed': {
+      const expected = state.critiques.length + 1;
+      if (event.proposal.cycle !== expected) throw new LedgerStreamError(`ledger ${state.runId}: completion attempt of cycle ${event.proposal.cycle}, expected ${expected}`);
+      return { ...state, ...touched, proposal: event.proposal, proposedClaims: event.claims };
+    }
+    case 'critique_recorded': {
+      const expected = state.critiques.length + 1;
+      if (event.critique.cycle !== expected) throw new LedgerStreamError(`ledger ${state.runId}: critique of cycle ${event.critique.cycle}, expected ${expected}`);
+      return {
+        ...state,
+        ...touched,
+        critiques: [...state.critiques, event.critique],
+        unresolved: event.unresolved,
+        packets: [...state.packets, event.packet],
+      };
+    }
+    case 'status_changed': {
+      if (event.from !== state.status || !canTransition(event.from, event.to)) {
+        throw new LedgerStreamError(`ledger ${state.runId}: status change ${event.from} → ${event.to} does not apply to status ${state.status}`);
+      }
+      return { ...state, ...touched, status: event.to, completed: event.to === 'approved' };
+    }
+  }
+}
+
+/** Rebuilds a ledger from its whole event stream; undefined for an empty stream. */
+export function replayLedger(events: Iterable<LedgerEvent>): LedgerState | undefined {
+  let state: LedgerState | undefined;
+  for (const event of events) state = applyEvent(state, event);
+  return state;
+}
+
+/** Applies events on top of a state (a snapshot plus the events after it). */
+export function applyEvents(state: LedgerState | undefined, events: Iterable<LedgerEvent>): LedgerState | undefined {
+  let current = state;
+  for (const event of events) current = applyEvent(current, event);
+  return current;
+}
+
+/** The snapshot `ledger.get` returns: the state without its packets. */
+export function toLedgerSnapshot(state: LedgerState): LedgerSnapshot {
+  const { packets: _packets, ...snapshot } = state;
+  return snapshot;
+}

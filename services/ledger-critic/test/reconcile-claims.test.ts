@@ -1,0 +1,131 @@
+import type { CompletionEvidence, EvidenceInput } from '@vouch/contracts';
+import { describe, expect, it } from 'vitest';
+import { deriveClaims } from '../src/domain/derive-claims.js';
+import { buildEvidenceIndex, reconcileClaims, unresolvedFailures } from '../src/domain/reconcile-claims.js';
+import { failed, ok } from './drive-ledger.js';
+import { TASK_DOMAINS } from './task-domains.js';
+
+const AT = '2025-03-01T10:00:00.000Z';
+
+function asEvidence(items: EvidenceInput[]): CompletionEvidence[] {
+  return items.map((item, i) => ({ ...item, id: `ev-${i + 1}`, seq: i + 1, observedAt: AT, recordedAt: AT }));
+}
+
+function reconcile(summary: string, items: EvidenceInput[], policy: 'full' | 'fast' = 'full') {
+  return reconcileClaims(deriveClaims({ goal: 'g', summary }, { cycle: 1 }), asEvidence(items), policy);
+}
+
+describe('evidence map', () => {
+  for (const domain of TASK_DOMAINS) {
+    it(`attaches the tool results of a ${domain.name} task to the claims they back`, () => {
+      const claims = reconcileClaims(deriveClaims({ goal: domain.goal, summary: domain.summary }, { cycle: 1 }), asEvidence(domain.evidence), 'full');
+      for (const claim of claims.filter((c) => c.materiality === 'high')) {
+        expect(claim.status, claim.text).toBe('supported');
+        expect(claim.evidenceIds.length, claim.text).toBeGreaterThan(0);
+      }
+    });
+  }
+
+  it('maps each claim to the observations that share its details', () => {
+    const [changed, flashed, boots] = reconcileClaims(deriveClaims({ goal: TASK_DOMAINS[0]!.goal, summary: TASK_DOMAINS[0]!.summary }, { cycle: 1 }), asEvidence(TASK_DOMAINS[0]!.evidence), 'full');
+    expect(changed).toMatchObject({ status: 'supported', evidenceIds: ['ev-1', 'ev-3'], missingFeatures: [] });
+    expect(flashed).toMatchObject({ status: 'supported', evidenceIds: ['ev-2', 'ev-3'] });
+    expect(boots).toMatchObject({ status: 'supported', evidenceIds: ['ev-2', 'ev-3'] });
+  });
+
+  it('does not link evidence that shares only common words', () => {
+    const [claim] = reconcile('Updated the release notes for the mobile app.', [ok('tool_result', 'shell', 'updated the package index')]);
+    expect(claim).toMatchObject({ status: 'unsupported', evidenceIds: [] });
+  });
+
+  it('links a claim to a tool it names', () => {
+    const [claim] = reconcile('Ran rubocop over the project.', [ok('tool_result', 'rubocop', 'no offenses detected')]);
+    expect(claim).toMatchObject({ status: 'supported', evidenceIds: ['ev-1'] });
+  });
+});
+
+describe('success flags and order', () => {
+  const summary = 'Uploaded invoice-0425.pdf to the shared drive.';
+
+  it('a failed observation with no later success contradicts the claim', () => {
+    const [claim] = reconcile(summary, [failed('delivery_result', 'drive', 'upload of invoice-0425.pdf failed: timeout after 30 s')]);
+    expect(claim?.status).toBe('contradicted');
+    expect(claim?.statusReason).toContain('ev-1 (drive)');
+  });
+
+  it('a later success clears the failure', () => {
+    const [claim] = reconcile(summary, [
+      failed('delivery_result', 'drive', 'upload of invoice-0425.pdf failed: timeout after 30 s'),
+      ok('delivery_result', 'drive', 'uploaded invoice-0425.pdf (88 KB)'),
+    ]);
+    expect(claim).toMatchObject({ status: 'supported', evidenceIds: ['ev-1', 'ev-2'] });
+  });
+
+  it('a failure after the success contradicts it again', () => {
+    const [claim] = reconcile(summary, [ok('delivery_result', 'drive', 'uploaded invoice-0425.pdf (88 KB)'), failed('runtime_observation', 'drive', 'invoice-0425.pdf not found on the shared drive')]);
+    expect(claim?.status).toBe('contradicted');
+  });
+
+  it('a failure that says the observation could not be made blocks verification', () => {
+    const [claim] = reconcile(summary, [failed('delivery_result', 'drive', 'upload of invoice-0425.pdf: permission denied for the shared drive')]);
+    expect(claim?.status).toBe('blocked');
+  });
+
+  it('critic feedback neither supports nor contradicts', () => {
+    const [claim] = reconcile(summary, [ok('critic_feedback', 'reviewer', 'invoice-0425.pdf looks uploaded')]);
+    expect(claim).toMatchObject({ status: 'unverified', evidenceIds: ['ev-1'] });
+  });
+
+  it('a claim detail no successful observation mentions leaves the claim unverified', () => {
+    const [claim] = reconcile('Deployed web-ui v5.2.0 to https://prod.example.org.', [ok('delivery_result', 'deploy', 'web-ui v5.2.0 live on https://staging.example.org')]);
+    expect(claim).toMatchObject({ status: 'unverified', missingFeatures: ['https://prod.example.org'] });
+  });
+
+  it('a failure on one detail contradicts the claim even when another detail succeeded', () => {
+    const [claim] = reconcile('Resized hero.png and logo.png.', [ok('tool_result', 'imagemagick', 'resized hero.png to 1200x600'), failed('tool_result', 'imagemagick', 'logo.png: unsupported colour profile')]);
+    expect(claim?.status).toBe('contradicted');
+  });
+
+  it('evidence needs depend on the policy', () => {
+    const [fact] = reconcile('The meeting room holds 12 people.', [], 'fast');
+    expect(fact).toMatchObject({ materiality: 'medium', requiresEvidence: false, status: 'unverified' });
+    const [strict] = reconcile('The meeting room holds 12 people.', [], 'full');
+    expect(strict).toMatchObject({ requiresEvidence: true, status: 'unsupported', missingFeatures: ['12'] });
+  });
+});
+
+describe('failed observations', () => {
+  it('lists failures that no later success about the same subject followed', () => {
+    const evidence = asEvidence([
+      failed('tool_result', 'shell', 'npm test: 3 failing in cart.spec.ts'),
+      failed('tool_result', 'shell', 'lint: 2 errors in app.ts'),
+      ok('tool_result', 'shell', 'npm test: 48 passing, cart.spec.ts green'),
+      ok('tool_result', 'shell', 'ls dist'),
+    ]);
+    expect(unresolvedFailures(buildEvidenceIndex(evidence)).map((e) => e.id)).toEqual(['ev-2']);
+  });
+});
+
+describe('cost', () => {
+  it('grows about linearly with the evidence count (index, not pairwise scan)', () => {
+    const claims = deriveClaims(
+      { goal: 'g', summary: Array.from({ length: 20 }, (_, i) => `Processed batch-${i} into out-${i}.parquet with 1${i}00 rows.`).join(' ') },
+      { cycle: 1 },
+    );
+    expect(claims).toHaveLength(20);
+    const evidence = (n: number) =>
+      asEvidence(Array.from({ length: n }, (_, i) => ok('tool_result', 'etl', `processed batch-${i % 50} into out-${i % 50}.parquet with ${i} rows and status code ${i % 7}`)));
+    const time = (n: number): number => {
+      const items = evidence(n);
+      const start = performance.now();
+      reconcileClaims(claims, items, 'full');
+      return performance.now() - start;
+    };
+    time(1000);
+    const small = Math.max(time(1000), 1);
+    const large = time(10_000);
+    // Ten times the evidence; a pairwise or quadratic pass would be about 100x.
+    expect(large / small).toBeLessThan(40);
+    expect(large).toBeLessThan(3000);
+  });
+});
