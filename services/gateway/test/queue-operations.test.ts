@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { NotFoundError, OPERATIONS, QUEUES, defineOperation } from '@vouch/contracts';
+import { NotFoundError, OPERATIONS, QUEUES, VouchClient, VouchError, defineOperation, mediaRecent } from '@vouch/contracts';
 import { consumerRedisOptions, createLogger, createMetrics, handle, startServiceWorker, type ServiceWorker } from '@vouch/platform';
 import { TEST_REDIS_URL } from '@vouch/testing';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
@@ -137,6 +137,18 @@ describe('operations served through a queue', () => {
     expect(byName.extractor).toMatchObject({ up: true, workers: 1, ping: { service: 'extractor', version: '9.9.9' } });
     expect(byName.extractor.queue.completed).toBeGreaterThan(0);
     expect(byName['vision-router']).toMatchObject({ up: false, workers: 0, ping: null, reason: 'no worker is connected to the queue' });
+  });
+
+  it('is callable through the typed client derived from the table', async () => {
+    const client = new VouchClient({ baseUrl: gw.url, apiKey: acme });
+    const handle = await client.start(slowEcho, { text: 'typed', delayMs: 50 });
+    expect(await client.result(slowEcho, handle, 5)).toEqual({ echoed: 'typed', runs: 1 });
+    expect(await client.rpc(quickEcho, { text: 'typed-rpc' })).toEqual({ echoed: 'typed-rpc', runs: 1 });
+    const failure = await client.rpc(quickEcho, { text: 'missing' }).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(VouchError);
+    expect(failure).toMatchObject({ code: 'NOT_FOUND', message: 'no such text: send another' });
+    const bad = await client.rpc(mediaRecent, { surface: 'fax' as 'api', chatKey: 'c' }).catch((err: unknown) => err);
+    expect(bad).toMatchObject({ code: 'BAD_INPUT', fields: [{ path: 'surface' }] });
   });
 
   it('exposes queue depth and HTTP metrics on /metrics', async () => {

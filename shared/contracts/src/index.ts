@@ -8,6 +8,7 @@ export * from './errors.js';
 export * from './operation.js';
 export * from './table.js';
 export * from './openapi.js';
+export * from './client.js';
 export * from './operations/common.js';
 export * from './operations/system.js';
 export * from './operations/media.js';
