@@ -239,15 +239,7 @@ export const LedgerSnapshotSchema = z.object({
 export type LedgerSnapshot = z.infer<typeof LedgerSnapshotSchema>;
 
 /** Evidence as the critic sees it: no raw reference, summary clipped. */
-export const PacketEvidenceSchema = z.object({
-  id: z.string(),
-  seq: z.number().int().positive(),
-  kind: EvidenceKindSchema,
-  toolName: z.string().optional(),
-  success: z.boolean().optional(),
-  summary: z.string(),
-  observedAt: IsoTimeSchema,
-});
+export const PacketEvidenceSchema = CompletionEvidenceSchema.omit({ rawRef: true, recordedAt: true });
 export type PacketEvidence = z.infer<typeof PacketEvidenceSchema>;
 
 export const PacketClaimSchema = CompletionClaimSchema.pick({
