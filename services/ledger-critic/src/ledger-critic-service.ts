@@ -1,0 +1,62 @@
+import { fileURLToPath } from 'node:url';
+import { QUEUES } from '@vouch/contracts';
+import { redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
+import type { LedgerCriticEnv } from './config.js';
+import { createLedgerCommands, ledgerHandlers, type LedgerCommands } from './ledger-handlers.js';
+import { pruneProcessedJobs } from './ledger-store.js';
+import { createLlmCritic } from './llm-critic.js';
+import { createLedgerMetrics, type LedgerMetrics } from './metrics.js';
+
+export const LEDGER_CRITIC_SERVICE = 'ledger-critic';
+export const LEDGER_CRITIC_VERSION = '0.1.0';
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
+
+/** Processed-job records outlive every job BullMQ could still re-run (failed jobs are kept a week). */
+const PROCESSED_JOB_RETENTION_MS = 8 * 24 * 3_600_000;
+
+export interface LedgerCriticOverrides {
+  logger?: Logger;
+  metrics?: PlatformMetrics;
+  /** BullMQ lock settings; tests shorten them so a killed worker's job is re-run within a second. */
+  lockDuration?: number;
+  stalledInterval?: number;
+}
+
+export interface RunningLedgerCritic extends RunningQueueService {
+  ledgerMetrics: LedgerMetrics;
+  commands: LedgerCommands;
+}
+
+/**
+ * Starts the ledger-critic: migrations, the LLM critic (when OLLAMA_HOST is
+ * set), one handler per ledger operation on the ledger-critic queue, and the
+ * ops server with the ledger metrics on its registry.
+ */
+export async function startLedgerCritic(env: LedgerCriticEnv, overrides: LedgerCriticOverrides = {}): Promise<RunningLedgerCritic> {
+  let built: { ledgerMetrics: LedgerMetrics; commands: LedgerCommands } | undefined;
+  const running = await startQueueService({
+    service: LEDGER_CRITIC_SERVICE,
+    version: LEDGER_CRITIC_VERSION,
+    queue: QUEUES.ledgerCritic,
+    env,
+    migrationsDir: MIGRATIONS_DIR,
+    ...overrides,
+    async handlers({ pool, logger, metrics }) {
+      const pruned = await pruneProcessedJobs(pool, PROCESSED_JOB_RETENTION_MS);
+      if (pruned) logger.info({ pruned }, 'forgot old processed-job records');
+      const ledgerMetrics = createLedgerMetrics(metrics.registry);
+      const critic = createLlmCritic({ host: env.OLLAMA_HOST, model: env.LEDGER_CRITIC_MODEL, timeoutMs: env.LEDGER_CRITIC_TIMEOUT_MS, metrics: ledgerMetrics, logger });
+      logger.info(
+        critic.configured
+          ? { llmCritic: { host: redactUrl(env.OLLAMA_HOST ?? ''), model: critic.model, timeoutMs: env.LEDGER_CRITIC_TIMEOUT_MS } }
+          : { llmCritic: 'off: OLLAMA_HOST is unset, the rule critic decides alone' },
+        'critics configured',
+      );
+      const commands = createLedgerCommands({ pool, metrics: ledgerMetrics, critic, cycleBudget: env.LEDGER_CYCLE_BUDGET, logger });
+      built = { ledgerMetrics, commands };
+      return ledgerHandlers(commands);
+    },
+  });
+  if (!built) throw new Error('the ledger-critic started without its handlers');
+  return Object.assign(running, built);
+}

@@ -1,0 +1,247 @@
+import {
+  BadInputError,
+  ConflictError,
+  NotFoundError,
+  ledgerGet,
+  ledgerOpen,
+  ledgerPacket,
+  ledgerProposeCompletion,
+  ledgerRecordEvidence,
+  ledgerRender,
+  type CritiqueOutcome,
+  type FieldIssue,
+  type OperationOutput,
+} from '@vouch/contracts';
+import { handle, withTransaction, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
+import type { z } from 'zod';
+import { buildCriticPrompt } from './domain/critic-packet.js';
+import { concludeCompletionReview, openLedger, planCompletionReview, recordEvidence, type LlmCriticResult } from './domain/ledger-commands.js';
+import type { LedgerEvent } from './domain/ledger-events.js';
+import { toLedgerSnapshot, type LedgerState } from './domain/replay-ledger.js';
+import { renderLedger } from './domain/render-ledger.js';
+import { isClosed } from './domain/terminal-status.js';
+import { appendEvents, findProcessedJob, loadLedger, recordProcessedJob, LedgerWriteConflict, type LedgerKey } from './ledger-store.js';
+import type { LlmCritic } from './llm-critic.js';
+import type { LedgerMetrics } from './metrics.js';
+
+/**
+ * The ledger operations. Each one reads the snapshot, decides with the pure
+ * domain, and writes the events and the new snapshot in one transaction at
+ * the version it read. A write that loses a race is decided again on fresh
+ * state a few times before it answers 409.
+ */
+
+/** Who asks: the job's tenant, and the job id that identifies this request across BullMQ re-runs. */
+export interface LedgerCaller {
+  tenant: string;
+  jobId: string;
+}
+
+export interface LedgerCommandDeps {
+  pool: Pool;
+  metrics: LedgerMetrics;
+  critic: LlmCritic;
+  /** The cycle budget of a ledger opened without one (LEDGER_CYCLE_BUDGET). */
+  cycleBudget: number;
+  logger?: Logger;
+  now?: () => Date;
+}
+
+type Input<Op extends { input: z.ZodType }> = z.output<Op['input']>;
+
+export interface LedgerCommands {
+  open(caller: LedgerCaller, input: Input<typeof ledgerOpen>): Promise<OperationOutput<typeof ledgerOpen>>;
+  recordEvidence(caller: LedgerCaller, input: Input<typeof ledgerRecordEvidence>): Promise<OperationOutput<typeof ledgerRecordEvidence>>;
+  proposeCompletion(caller: LedgerCaller, input: Input<typeof ledgerProposeCompletion>): Promise<CritiqueOutcome>;
+  get(caller: Pick<LedgerCaller, 'tenant'>, input: Input<typeof ledgerGet>): Promise<OperationOutput<typeof ledgerGet>>;
+  packet(caller: Pick<LedgerCaller, 'tenant'>, input: Input<typeof ledgerPacket>): Promise<OperationOutput<typeof ledgerPacket>>;
+  render(caller: Pick<LedgerCaller, 'tenant'>, input: Input<typeof ledgerRender>): Promise<OperationOutput<typeof ledgerRender>>;
+}
+
+/** Tries of a write that keeps losing races before it answers 409; each try reloads. */
+const WRITE_TRIES = 5;
+/** Tries of a review whose ledger changed while the critics ran; each may ask the LLM critic again. */
+const REVIEW_TRIES = 3;
+
+/** A short random pause before deciding again, so writers that collided do not collide again in step. */
+function backOff(tries: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * tries));
+}
+
+function noLedger(runId: string): NotFoundError {
+  return new NotFoundError(`no ledger for run "${runId}": open one with ledger.open first`, { runId });
+}
+
+function stillMoving(key: LedgerKey, tries: number, err: LedgerWriteConflict): ConflictError {
+  return new ConflictError(`the ledger of run "${key.runId}" kept changing under concurrent writes (${tries} tries): send the request again`, {
+    runId: key.runId,
+    version: err.expectedVersion,
+  });
+}
+
+/**
+ * Postgres text and jsonb cannot hold U+0000; refusing it here gives the
+ * caller a 400 naming the field instead of a failed write.
+ */
+function rejectNulCharacters(value: unknown, path = ''): void {
+  const issues: FieldIssue[] = [];
+  const walk = (v: unknown, p: string) => {
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) issues.push({ path: p || '(root)', message: 'must not contain NUL characters (\\u0000)' });
+    } else if (Array.isArray(v)) v.forEach((item, i) => walk(item, p ? `${p}.${i}` : String(i)));
+    else if (v !== null && typeof v === 'object') for (const [k, item] of Object.entries(v)) walk(item, p ? `${p}.${k}` : k);
+  };
+  walk(value, path);
+  if (issues.length) throw new BadInputError(`text fields must not contain NUL characters: remove them from ${issues.map((i) => i.path).join(', ')}`, issues);
+}
+
+export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
+  const { pool, metrics, critic } = deps;
+  const now = () => (deps.now ? deps.now() : new Date()).toISOString();
+
+  /**
+   * Decides on the current state and appends, with the job's result recorded
+   * in the same transaction, so a re-run of the job returns that result
+   * instead of appending again.
+   */
+  async function write<R>(key: LedgerKey, job: { jobId: string; operation: string }, decide: (state: LedgerState | undefined) => { events: LedgerEvent[]; state: LedgerState; result: R }): Promise<R> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await withTransaction(pool, async (tx) => {
+          const prior = await findProcessedJob(tx, key.tenant, job.jobId);
+          if (prior !== undefined) return prior as R;
+          const current = await loadLedger(tx, key, { forUpdate: true });
+          const expectedVersion = current?.version ?? 0;
+          const decision = decide(current);
+          if (decision.events.length === 0) return decision.result;
+          await appendEvents(tx, key, expectedVersion, decision.events, decision.state);
+          await recordProcessedJob(tx, { key, jobId: job.jobId, operation: job.operation, expectedVersion, result: decision.result });
+          return decision.result;
+        });
+      } catch (err) {
+        if (!(err instanceof LedgerWriteConflict)) throw err;
+        if (tries >= WRITE_TRIES) throw stillMoving(key, tries, err);
+        await backOff(tries);
+      }
+    }
+  }
+
+  async function read(tenant: string, runId: string): Promise<LedgerState> {
+    const state = await loadLedger(pool, { tenant, runId });
+    if (!state) throw noLedger(runId);
+    return state;
+  }
+
+  function countReview(outcome: CritiqueOutcome, claims: ReadonlyArray<{ status: string }>, llm: LlmCriticResult, seconds: number): void {
+    metrics.critiques.inc({ decision: outcome.decision });
+    if (isClosed(outcome.status)) metrics.terminalStatus.inc({ status: outcome.status });
+    for (const claim of claims) metrics.claims.inc({ status: claim.status });
+    // Calls the critic made are counted by the critic itself, failures included.
+    if (!llm.ran) metrics.llmCriticCalls.inc({ outcome: 'skipped' });
+    metrics.critiqueDuration.observe(seconds);
+  }
+
+  return {
+    async open(caller, input) {
+      rejectNulCharacters(input);
+      const key = { tenant: caller.tenant, runId: input.runId };
+      return write(key, { jobId: caller.jobId, operation: ledgerOpen.name }, (state) => {
+        const decision = openLedger(state, { runId: input.runId, goal: input.goal, policy: input.policy, cycleBudget: input.cycleBudget ?? deps.cycleBudget, at: now() });
+        return { ...decision, result: { ...toLedgerSnapshot(decision.state), alreadyOpened: decision.alreadyOpened } };
+      });
+    },
+
+    async recordEvidence(caller, input) {
+      rejectNulCharacters(input);
+      const key = { tenant: caller.tenant, runId: input.runId };
+      return write(key, { jobId: caller.jobId, operation: ledgerRecordEvidence.name }, (state) => {
+        const decision = recordEvidence(state, { runId: input.runId, items: input.items, at: now() });
+        const result = { runId: input.runId, status: decision.state.status, version: decision.state.version, recorded: decision.recorded, evidenceCount: decision.state.evidence.length };
+        return { ...decision, result };
+      });
+    },
+
+    async proposeCompletion(caller, input) {
+      rejectNulCharacters(input);
+      const key = { tenant: caller.tenant, runId: input.runId };
+      const started = performance.now();
+      for (let tries = 1; ; tries++) {
+        const state = await loadLedger(pool, key);
+        // The proposal id is the job id: a re-run of this job finds its review recorded and gets it back.
+        const plan = planCompletionReview(
+          state,
+          { runId: input.runId, proposalId: caller.jobId, summary: input.summary, visibleAnswer: input.visibleAnswer, openItems: input.openItems, at: now() },
+          { llmConfigured: critic.configured },
+        );
+        if (plan.kind === 'already_reviewed') return plan.outcome;
+        const { review } = plan;
+        // The LLM call runs outside any transaction: it may take a minute.
+        const llm: LlmCriticResult = !review.llm.run
+          ? { ran: false, note: review.llm.reason }
+          : review.prompt
+            ? await critic.review(review.prompt)
+            : { ran: false, note: 'the review built no critic prompt' };
+        try {
+          const concluded = await withTransaction(pool, async (tx) => {
+            const current = await loadLedger(tx, key, { forUpdate: true });
+            if (!current || current.version !== review.baseVersion) throw new LedgerWriteConflict(key, review.baseVersion);
+            const decision = concludeCompletionReview(current, review, llm);
+            await appendEvents(tx, key, current.version, decision.events, decision.state);
+            return decision;
+          });
+          countReview(concluded.outcome, review.claims, llm, (performance.now() - started) / 1000);
+          deps.logger?.info(
+            { runId: input.runId, cycle: concluded.outcome.cycle, decision: concluded.outcome.decision, status: concluded.outcome.status, llm: llm.ran ? ('verdict' in llm ? 'answered' : 'failed') : 'skipped' },
+            'completion reviewed',
+          );
+          return concluded.outcome;
+        } catch (err) {
+          if (!(err instanceof LedgerWriteConflict)) throw err;
+          if (tries >= REVIEW_TRIES) throw stillMoving(key, tries, err);
+        }
+      }
+    },
+
+    async get(caller, input) {
+      return toLedgerSnapshot(await read(caller.tenant, input.runId));
+    },
+
+    async packet(caller, input) {
+      const state = await read(caller.tenant, input.runId);
+      const reviews = state.packets.length;
+      if (reviews === 0) {
+        throw new NotFoundError(`run "${input.runId}" has no review yet, so no critic packet: propose completion with ledger.proposeCompletion first`, { runId: input.runId });
+      }
+      const cycle = input.cycle ?? reviews;
+      const packet = state.packets[cycle - 1];
+      if (!packet) {
+        throw new NotFoundError(`run "${input.runId}" has ${reviews} review${reviews === 1 ? '' : 's'}, so no packet for cycle ${cycle}: ask for cycle 1 to ${reviews}, or leave cycle out for the latest`, {
+          runId: input.runId,
+          reviews,
+        });
+      }
+      const prompt = buildCriticPrompt(packet);
+      return { runId: input.runId, cycle, packet, prompt: `${prompt.system}\n\n${prompt.user}` };
+    },
+
+    async render(caller, input) {
+      return renderLedger(toLedgerSnapshot(await read(caller.tenant, input.runId)), input.form);
+    },
+  };
+}
+
+/** One handler per ledger operation, over the commands. */
+export function ledgerHandlers(commands: LedgerCommands): OperationHandler[] {
+  const caller = (ctx: { tenant: string; job: { id?: string | undefined } }): LedgerCaller => {
+    if (!ctx.job.id) throw new Error('a ledger job has no id');
+    return { tenant: ctx.tenant, jobId: ctx.job.id };
+  };
+  return [
+    handle(ledgerOpen, (input, ctx) => commands.open(caller(ctx), input)),
+    handle(ledgerRecordEvidence, (input, ctx) => commands.recordEvidence(caller(ctx), input)),
+    handle(ledgerProposeCompletion, (input, ctx) => commands.proposeCompletion(caller(ctx), input)),
+    handle(ledgerGet, (input, ctx) => commands.get(ctx, input)),
+    handle(ledgerPacket, (input, ctx) => commands.packet(ctx, input)),
+    handle(ledgerRender, (input, ctx) => commands.render(ctx, input)),
+  ] as OperationHandler[];
+}

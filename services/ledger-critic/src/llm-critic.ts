@@ -1,0 +1,98 @@
+import { Ollama } from 'ollama';
+import { redactUrl, type Logger } from '@vouch/platform';
+import type { CriticPrompt } from './domain/critic-packet.js';
+import type { LlmCriticResult } from './domain/ledger-commands.js';
+import { llmVerdictJsonSchema, parseLlmVerdict } from './domain/llm-verdict.js';
+import type { LedgerMetrics, LlmCriticOutcome } from './metrics.js';
+
+/**
+ * The LLM critic: one structured-output chat call to Ollama per review. It
+ * never throws. A timeout, an Ollama error or an answer that does not fit the
+ * verdict schema comes back as `{ ran: true, error }`, the rule verdict
+ * stands, and the outcome says why the model's answer was not used.
+ */
+export interface LlmCritic {
+  /** Whether an Ollama is configured; without one the rule critic decides alone. */
+  readonly configured: boolean;
+  readonly model: string;
+  review(prompt: CriticPrompt): Promise<LlmCriticResult>;
+}
+
+export interface LlmCriticOptions {
+  /** The Ollama base URL (OLLAMA_HOST); undefined turns the LLM critic off. */
+  host: string | undefined;
+  model: string;
+  timeoutMs: number;
+  metrics: Pick<LedgerMetrics, 'llmCriticCalls'>;
+  logger?: Logger;
+}
+
+const NOT_CONFIGURED = 'OLLAMA_HOST is not set: the LLM critic did not run and the rule critic decided alone';
+
+function describeFailure(err: unknown, host: string, timeoutMs: number, timedOut: boolean): string {
+  if (timedOut) return `the critic model did not answer within ${timeoutMs} ms (LEDGER_CRITIC_TIMEOUT_MS)`;
+  if (err instanceof Error && err.name === 'ResponseError') {
+    // ollama-js's ResponseError is not exported; it carries Ollama's {"error"} text and the HTTP status.
+    const { status_code: status, error } = err as Error & { status_code?: number; error?: string };
+    return `Ollama at ${host} answered ${status ?? 'an error'}: ${error ?? err.message}`;
+  }
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    return `could not reach Ollama at ${host}: ${err.message}${cause}`;
+  }
+  return `the call to Ollama at ${host} failed: ${String(err)}`;
+}
+
+export function createLlmCritic(opts: LlmCriticOptions): LlmCritic {
+  const { host, model, timeoutMs, metrics } = opts;
+  const count = (outcome: LlmCriticOutcome) => metrics.llmCriticCalls.inc({ outcome });
+  if (host === undefined) {
+    return {
+      configured: false,
+      model,
+      async review() {
+        return { ran: false, note: NOT_CONFIGURED };
+      },
+    };
+  }
+  const safeHost = redactUrl(host).replace(/\/$/, '');
+  return {
+    configured: true,
+    model,
+    async review(prompt) {
+      // ollama-js has no timeout option: the deadline rides on the fetch it is
+      // given, and covers reading the body as well as waiting for headers.
+      const deadline = AbortSignal.timeout(timeoutMs);
+      const client = new Ollama({
+        host,
+        fetch: (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline }),
+      });
+      try {
+        const response = await client.chat({
+          model,
+          messages: [
+            { role: 'system', content: prompt.system },
+            { role: 'user', content: prompt.user },
+          ],
+          format: llmVerdictJsonSchema(),
+          stream: false,
+          options: { temperature: 0 },
+        });
+        const parsed = parseLlmVerdict(response.message.content);
+        if (!parsed.ok) {
+          count('invalid');
+          opts.logger?.warn({ model, error: parsed.error }, 'LLM critic answer not used');
+          return { ran: true, model, error: parsed.error };
+        }
+        count('ok');
+        return { ran: true, model, verdict: parsed.verdict };
+      } catch (err) {
+        const timedOut = deadline.aborted;
+        count(timedOut ? 'timeout' : 'error');
+        const error = describeFailure(err, safeHost, timeoutMs, timedOut);
+        opts.logger?.warn({ model, err, timedOut }, 'LLM critic call failed; the rule verdict stands');
+        return { ran: true, model, error };
+      }
+    },
+  };
+}

@@ -1,0 +1,135 @@
+import { Queue, QueueEvents, type Job } from 'bullmq';
+import { Registry } from 'prom-client';
+import { QUEUES, decodeJobError, type ErrorBody, type JobEnvelope } from '@vouch/contracts';
+import { createLogger, createPool, parseConfig, runMigrations, type Pool } from '@vouch/platform';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
+import { ledgerCriticEnvSchema, type LedgerCriticEnv } from '../src/config.js';
+import { createLedgerCommands, type LedgerCommands } from '../src/ledger-handlers.js';
+import { MIGRATIONS_DIR, startLedgerCritic, type RunningLedgerCritic } from '../src/ledger-critic-service.js';
+import { createLlmCritic } from '../src/llm-critic.js';
+import { createLedgerMetrics, type LedgerMetrics } from '../src/metrics.js';
+
+/** A migrated ledger schema of its own, on the test Postgres. */
+export interface LedgerDatabase {
+  schema: string;
+  pool: Pool;
+  cleanup(): Promise<void>;
+}
+
+export async function useLedgerDatabase(label: string): Promise<LedgerDatabase> {
+  const { schema, cleanup } = await useTestSchema(label);
+  await runMigrations({ databaseUrl: TEST_DATABASE_URL, schema, dir: MIGRATIONS_DIR });
+  const pool = createPool({ url: TEST_DATABASE_URL, schema, max: 12 });
+  return {
+    schema,
+    pool,
+    async cleanup() {
+      await pool.end();
+      await cleanup();
+    },
+  };
+}
+
+/** The ledger commands on a database, with metrics on a registry of their own. */
+export function commandsOn(pool: Pool, opts: { ollamaHost?: string; model?: string; timeoutMs?: number; cycleBudget?: number } = {}): { commands: LedgerCommands; metrics: LedgerMetrics; registry: Registry } {
+  const registry = new Registry();
+  const metrics = createLedgerMetrics(registry);
+  const critic = createLlmCritic({ host: opts.ollamaHost, model: opts.model ?? 'qwen2.5:7b-instruct', timeoutMs: opts.timeoutMs ?? 5_000, metrics });
+  return { commands: createLedgerCommands({ pool, metrics, critic, cycleBudget: opts.cycleBudget ?? 3 }), metrics, registry };
+}
+
+/** The value of one series in a registry, 0 when absent. */
+export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
+  const values = (metric?.values ?? []) as Array<{ value: number; labels: Record<string, string | number>; metricName?: string }>;
+  const match = values.find((v) => (v.metricName === undefined || v.metricName === name || v.metricName === `${name}_count`) && Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want));
+  return match?.value ?? 0;
+}
+
+/** The ledger-critic running in this process on its own prefix and schema. */
+export interface LedgerServiceUnderTest {
+  service: RunningLedgerCritic;
+  env: LedgerCriticEnv;
+  prefix: string;
+  schema: string;
+  stop(): Promise<void>;
+}
+
+export async function startLedgerServiceUnderTest(label: string, vars: Record<string, string> = {}, shared?: { prefix: string }): Promise<LedgerServiceUnderTest> {
+  const prefix = shared ? undefined : await useTestPrefix(label);
+  const schema = await useTestSchema(label);
+  const env = parseConfig(ledgerCriticEnvSchema, {
+    REDIS_URL: TEST_REDIS_URL,
+    DATABASE_URL: TEST_DATABASE_URL,
+    BULLMQ_PREFIX: shared?.prefix ?? prefix!.prefix,
+    DB_SCHEMA: schema.schema,
+    HTTP_PORT: '0',
+    LOG_LEVEL: 'silent',
+    SHUTDOWN_GRACE_MS: '2000',
+    ...vars,
+  });
+  const service = await startLedgerCritic(env, { logger: createLogger({ service: 'ledger-critic', level: 'silent' }) });
+  await service.serviceWorker.worker.waitUntilReady();
+  return {
+    service,
+    env,
+    prefix: env.BULLMQ_PREFIX,
+    schema: schema.schema,
+    async stop() {
+      await service.stop();
+      await prefix?.cleanup();
+      await schema.cleanup();
+    },
+  };
+}
+
+/** A failed job's typed error. */
+export class JobFailed extends Error {
+  constructor(
+    readonly body: ErrorBody,
+    readonly job: Job,
+  ) {
+    super(`${body.code}: ${body.message}`);
+  }
+}
+
+/** Adds ledger jobs as the gateway does (an envelope with the tenant) and waits for them. */
+export class LedgerJobs {
+  readonly queue: Queue<JobEnvelope>;
+  readonly events: QueueEvents;
+  private n = 0;
+
+  constructor(prefix: string) {
+    this.queue = new Queue<JobEnvelope>(QUEUES.ledgerCritic, { connection: { url: TEST_REDIS_URL }, prefix });
+    this.events = new QueueEvents(QUEUES.ledgerCritic, { connection: { url: TEST_REDIS_URL }, prefix });
+  }
+
+  async ready(): Promise<void> {
+    await this.events.waitUntilReady();
+  }
+
+  add(operation: string, tenant: string, input: unknown, opts: { jobId?: string; attempts?: number } = {}): Promise<Job<JobEnvelope>> {
+    return this.queue.add(operation, { tenant, input }, { jobId: opts.jobId ?? `t${process.pid}-${Date.now()}-${++this.n}`, attempts: opts.attempts ?? 3, backoff: { type: 'fixed', delay: 100 } });
+  }
+
+  /** Runs an operation and returns its result, or throws JobFailed with the typed error. */
+  async run<T = unknown>(operation: string, tenant: string, input: unknown, opts: { jobId?: string; attempts?: number } = {}): Promise<T> {
+    const job = await this.add(operation, tenant, input, opts);
+    return this.wait<T>(job);
+  }
+
+  async wait<T = unknown>(job: Job<JobEnvelope>, timeoutMs = 15_000): Promise<T> {
+    try {
+      return (await job.waitUntilFinished(this.events, timeoutMs)) as T;
+    } catch {
+      const fresh = (await this.queue.getJob(job.id!))!;
+      if (await fresh.isFailed()) throw new JobFailed(decodeJobError(fresh.failedReason), fresh);
+      throw new Error(`job ${job.id} (${job.name}) did not finish within ${timeoutMs} ms: ${await fresh.getState()}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.events.close();
+    await this.queue.close();
+  }
+}
