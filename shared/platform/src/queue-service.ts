@@ -92,6 +92,9 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
       ...(spec.lockDuration ? { lockDuration: spec.lockDuration } : {}),
       ...(spec.stalledInterval ? { stalledInterval: spec.stalledInterval } : {}),
     });
+    // Ready only once the worker's connection is up, so /readyz never reports a
+    // service that cannot take jobs yet.
+    await serviceWorker.worker.waitUntilReady();
     const ops = await startOpsServer({
       port: env.HTTP_PORT,
       registry: metrics.registry,
@@ -100,6 +103,7 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
         { name: 'redis', probe: () => pingRedis(redis) },
         { name: 'postgres', probe: () => pingPostgres(pool) },
         { name: 'migrations', probe: async () => (await pendingMigrations(pool, schema, spec.migrationsDir)).length === 0 },
+        { name: 'worker', probe: async () => serviceWorker.worker.isRunning() },
       ],
     }).catch(async (err: unknown) => {
       await serviceWorker.close(0);
