@@ -7,16 +7,17 @@
  *   BENCH_SECONDS=10 BENCH_ROUNDS=5 npm run bench:ping
  *
  * Prints per concurrency the median over rounds of p50, p99 and requests/s for
- * both, and their ratio. Needs the local Redis and Postgres.
+ * both, and their ratio. Needs the local Redis and Postgres. The gateway logs
+ * at warn (BENCH_GATEWAY_LOG_LEVEL) so this process does not spend the run
+ * reading its per-request log lines.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Queue, QueueEvents } from 'bullmq';
 import { QUEUES, SYSTEM_JOBS } from '@vouch/contracts';
 import { consumerRedisOptions, createPool, runMigrations } from '@vouch/platform';
-import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, spawnTsProcess, useTestPrefix, useTestSchema } from '@vouch/testing';
 import { createApiKey } from '../services/gateway/src/api-keys.js';
 import { MIGRATIONS_DIR } from '../services/gateway/src/gateway.js';
 
@@ -37,21 +38,6 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-
-/** Starts a script in its own Node process and resolves once it prints a line matching readyLine. */
-function startProcess(script: string, env: Record<string, string>, readyLine: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--conditions=@vouch/source', '--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not start`)), 30_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (readyLine.test(line)) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
 
 async function waitForReady(url: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -102,14 +88,11 @@ try {
   const { key } = await createApiKey(pool, { tenant: 'bench', scopes: ['system:read'] });
   await pool.end();
 
-  children.push(await startProcess(fileURLToPath(new URL('./ping-worker.ts', import.meta.url)), { ...env, WORKER_CONCURRENCY: '32' }, /^ready$/));
-  const gatewayEnv = { ...env, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'info' };
-  const profile = process.env.BENCH_GATEWAY_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_GATEWAY_CPU_PROF}`] : [];
-  const gateway = spawn(process.execPath, [...profile, '--conditions=@vouch/source', '--import', 'tsx', fileURLToPath(new URL('../services/gateway/src/main.ts', import.meta.url))], {
-    env: { ...process.env, ...gatewayEnv },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(gateway);
+  const worker = spawnTsProcess(fileURLToPath(new URL('./ping-worker.ts', import.meta.url)), { ...env, WORKER_CONCURRENCY: '32' });
+  children.push(worker.proc);
+  await worker.waitFor('ready', 30_000);
+  const gatewayEnv = { ...env, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'warn' };
+  children.push(spawnTsProcess(fileURLToPath(new URL('../services/gateway/src/main.ts', import.meta.url)), gatewayEnv).proc);
   const url = `http://127.0.0.1:${PORT}`;
   await waitForReady(url);
   const connection = consumerRedisOptions(TEST_REDIS_URL);

@@ -83,7 +83,7 @@ describe('public render', () => {
   });
 
   it('reduces paths to file names and withholds internal addresses', () => {
-    expect(publicSafe('Wrote /home/agent/work/out/report.pdf and C:\\Users\\a\\notes.txt (ev-3); see http://127.0.0.1:8080/x and https://example.com/r and/or docs.')).toBe(
+    expect(publicSafe('Wrote /home/agent/projects/out/report.pdf and C:\\Users\\a\\notes.txt (ev-3); see http://127.0.0.1:8080/x and https://example.com/r and/or docs.')).toBe(
       'Wrote report.pdf and notes.txt; see an internal address and https://example.com/r and/or docs.',
     );
   });

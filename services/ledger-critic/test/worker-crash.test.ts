@@ -1,9 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Job } from 'bullmq';
 import type { CritiqueOutcome } from '@vouch/contracts';
-import { TEST_DATABASE_URL, TEST_REDIS_URL, startOllamaTestServer, useTestPrefix, useTestSchema, type OllamaTestServer } from '@vouch/testing';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, eventually, spawnTsProcess, startOllamaTestServer, useTestPrefix, useTestSchema, type OllamaTestServer, type TsProcess } from '@vouch/testing';
 import { createPool, type Pool } from '@vouch/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLedger } from '../src/domain/replay-ledger.js';
@@ -14,12 +12,6 @@ import { LedgerJobs } from './ledger-test-env.js';
 const SERVICE = fileURLToPath(new URL('./fixtures/ledger-critic-process.ts', import.meta.url));
 const MODEL = 'qwen2.5:7b-instruct';
 
-interface Child {
-  proc: ChildProcess;
-  waitFor(prefix: string, timeoutMs?: number): Promise<string>;
-  exited: Promise<number | null>;
-}
-
 const GOAL = 'Back up the orders database and confirm the dump restores';
 const SUMMARY = 'Dumped orders-db to orders-2025-03-01.sql.gz (2.3 GB). Restored it into orders-restore-test and verified 48,210 rows.';
 const EVIDENCE = [
@@ -27,51 +19,13 @@ const EVIDENCE = [
   ok('tool_result', 'psql', 'restored orders-2025-03-01.sql.gz into orders-restore-test: 48210 rows in orders'),
 ];
 
-function startChild(env: Record<string, string>): Child {
-  const proc = spawn(process.execPath, ['--conditions=@vouch/source', '--import', 'tsx', SERVICE], {
-    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  const waiters: Array<{ prefix: string; resolve: (l: string) => void }> = [];
-  createInterface({ input: proc.stdout! }).on('line', (line) => {
-    lines.push(line);
-    for (const w of [...waiters]) if (line.startsWith(w.prefix)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
-  });
-  let stderr = '';
-  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  return {
-    proc,
-    exited,
-    waitFor(prefix, timeoutMs = 20_000) {
-      const seen = lines.find((l) => l.startsWith(prefix));
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no "${prefix}" line within ${timeoutMs} ms; stdout: ${lines.join(' | ')}; stderr: ${stderr}`)), timeoutMs);
-        waiters.push({ prefix, resolve: (l) => { clearTimeout(timer); resolve(l); } });
-      });
-    },
-  };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('a ledger-critic worker killed mid-critique', () => {
   let prefix: Awaited<ReturnType<typeof useTestPrefix>>;
   let schema: Awaited<ReturnType<typeof useTestSchema>>;
   let ollama: OllamaTestServer;
   let jobs: LedgerJobs;
   let pool: Pool;
-  const children: Child[] = [];
+  const children: TsProcess[] = [];
   let env: Record<string, string>;
 
   beforeAll(async () => {
@@ -104,7 +58,7 @@ describe('a ledger-critic worker killed mid-critique', () => {
   });
 
   const spawnService = (extra: Record<string, string> = {}) => {
-    const child = startChild({ ...env, ...extra });
+    const child = spawnTsProcess(SERVICE, { ...env, LOG_LEVEL: 'warn', ...extra });
     children.push(child);
     return child;
   };
@@ -133,7 +87,7 @@ describe('a ledger-critic worker killed mid-critique', () => {
     ollama.replyOnce({ json: { decision: 'approve', reasons: ['never delivered'], missingEvidence: [] }, delayMs: 30_000 });
     ollama.reply({ json: { decision: 'approve', reasons: ['the dump and the restore are shown'], missingEvidence: [] } });
     const job: Job = await jobs.add('ledger.proposeCompletion', 'acme', { runId, summary: SUMMARY });
-    await until('the first critic call', () => (ollama.calls.length === 1 ? true : undefined));
+    await eventually('the first critic call', () => (ollama.calls.length === 1 ? true : undefined));
     a.proc.kill('SIGKILL');
     expect(await a.exited).toBeNull();
 

@@ -1,50 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Queue, type Job } from 'bullmq';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, spawnTsProcess, useTestPrefix, useTestSchema, type TsProcess } from '@vouch/testing';
 
 const SERVICE = fileURLToPath(new URL('./fixtures/effect-service.ts', import.meta.url));
 const QUEUE = 'test-effects';
-
-interface Child {
-  proc: ChildProcess;
-  lines: string[];
-  waitFor(prefix: string, timeoutMs?: number): Promise<string>;
-  exited: Promise<number | null>;
-}
-
-/** Starts the fixture service in its own Node process, as a deployment would. */
-function startChild(env: Record<string, string>): Child {
-  const proc = spawn(process.execPath, ['--conditions=@vouch/source', '--import', 'tsx', SERVICE], {
-    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  const waiters: Array<{ prefix: string; resolve: (l: string) => void }> = [];
-  createInterface({ input: proc.stdout! }).on('line', (line) => {
-    lines.push(line);
-    for (const w of [...waiters]) if (line.startsWith(w.prefix)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
-  });
-  let stderr = '';
-  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  return {
-    proc,
-    lines,
-    exited,
-    waitFor(prefix, timeoutMs = 20_000) {
-      const seen = lines.find((l) => l.startsWith(prefix));
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no "${prefix}" line within ${timeoutMs} ms; stdout: ${lines.join(' | ')}; stderr: ${stderr}`)), timeoutMs);
-        waiters.push({ prefix, resolve: (l) => { clearTimeout(timer); resolve(l); } });
-      });
-    },
-  };
-}
 
 async function waitForState(queue: Queue, id: string, states: string[], timeoutMs = 20_000): Promise<Job> {
   const deadline = Date.now() + timeoutMs;
@@ -61,7 +22,7 @@ describe('worker bootstrap in a real process', () => {
   let schema: Awaited<ReturnType<typeof useTestSchema>>;
   let queue: Queue;
   let db: pg.Pool;
-  const children: Child[] = [];
+  const children: TsProcess[] = [];
   let env: Record<string, string>;
 
   beforeAll(async () => {
@@ -81,7 +42,7 @@ describe('worker bootstrap in a real process', () => {
   });
 
   const spawnService = (jobMs: number) => {
-    const child = startChild({ ...env, JOB_MS: String(jobMs) });
+    const child = spawnTsProcess(SERVICE, { ...env, LOG_LEVEL: 'warn', JOB_MS: String(jobMs) });
     children.push(child);
     return child;
   };

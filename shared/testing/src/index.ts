@@ -51,3 +51,6 @@ export { handoutDir, repoRoot } from './handout.js';
 
 export { NOT_AN_IMAGE, makeJpeg, makePng, makeWebp } from './images.js';
 export type { ImageColor, ImageSpec } from './images.js';
+
+export { eventually, spawnTsProcess } from './child-process.js';
+export type { TsProcess } from './child-process.js';
