@@ -23,6 +23,7 @@ elif ! node -e 'const [a,b]=process.versions.node.split(".").map(Number);process
   missing+=("Node.js 20.9 or newer (found $(node --version)): https://nodejs.org")
 fi
 command -v npm >/dev/null || missing+=("npm (comes with Node.js)")
+command -v curl >/dev/null || missing+=("curl, to check the services are ready: 'apt-get install curl'")
 
 redis_host=$(node -e 'const u=new URL(process.env.REDIS_URL);console.log(u.hostname+" "+(u.port||6379))' 2>/dev/null || echo "127.0.0.1 6379")
 redis_up() { (exec 3<>"/dev/tcp/${redis_host% *}/${redis_host#* }") 2>/dev/null; }
