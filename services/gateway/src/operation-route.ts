@@ -142,6 +142,8 @@ export function operationRoute(op: OperationDef, deps: RouteDeps) {
       answer = await execute(op, input, caller, requestId, useKey ? key : undefined, deps);
     } catch (err) {
       const problem = problemFromBody(errorBodyOf(err), { instance: req.originalUrl, requestId });
+      // The answer hides internals; the log keeps them, under the request id the answer names.
+      if (problem.status >= 500) req.log.error({ err, op: op.name }, `${op.name} failed: ${problem.code}`);
       if (useKey) {
         // 4xx answers are final and replayed; 5xx ones (outage, timeout) leave the key free for a retry.
         if (problem.status < 500) await completeIdempotencyKey(deps.pool, caller.tenant, key, problem.status, problem).catch(() => {});
