@@ -1,14 +1,28 @@
 /**
- * Ledger critique time as the evidence grows: 10, 100, 1,000 and 10,000
- * evidence items under a 20-claim completion, reviewed by the rule critic as
- * the ledger-critic service runs it (load the snapshot, derive and reconcile
- * the claims, build the packet, append the review and rewrite the snapshot in
- * one transaction). Beside each figure, baselines measured in the same run:
+ * Two tables, as the evidence grows (10, 100, 1,000 and 10,000 items).
+ *
+ * 1. Critique time under a 20-claim completion, reviewed by the rule critic
+ *    as the ledger-critic service runs it (load the ledger from its snapshot,
+ *    derive and reconcile the claims, build the packet, append the review in
+ *    one transaction, and write the snapshot when the review closes the
+ *    ledger). Beside each figure, baselines measured in the same run:
  *
  *   domain         the pure review alone (planCompletionReview + concludeCompletionReview) on the loaded state
  *   pg rows        raw Postgres: SELECT of the same number of evidence rows from a plain table
  *   pg snap read   raw Postgres: SELECT of the ledger's snapshot row (jsonb, parsed)
  *   pg snap r+w    raw Postgres: that SELECT plus writing the same jsonb back, in one transaction
+ *                  (what every write paid while each one rewrote the snapshot)
+ *
+ * 2. The cost of one ledger.recordEvidence write (a 1-item batch) into a
+ *    ledger that already holds that many items:
+ *
+ *   cold           a fresh command set (empty cache): lock the head, read the snapshot and the events after it, append
+ *   warm           the command set that wrote the ledger last (cache hit): lock the head, append
+ *   pg insert      raw Postgres: INSERT of one event row of the same size into a plain table (autocommit)
+ *   snapshot       writing the ledger's snapshot, which one write in SNAPSHOT_EVERY also does
+ *
+ *    At 10,000 the ledger holds a few items less, so that the measured writes
+ *    stay under the 10,000-item cap (LEDGER_LIMITS.evidencePerLedger).
  *
  *   npx tsx --conditions=@vouch/source bench/ledger-critique.ts
  *   BENCH_REPS=7 BENCH_SIZES=10,100,1000,10000 npx tsx --conditions=@vouch/source bench/ledger-critique.ts
@@ -19,7 +33,7 @@
  * and drops it at the end.
  */
 import { Registry } from 'prom-client';
-import type { EvidenceInput } from '@vouch/contracts';
+import { LEDGER_LIMITS, type EvidenceInput } from '@vouch/contracts';
 import { createPool, runMigrations, withTransaction, type Pool } from '@vouch/platform';
 import { TEST_DATABASE_URL, useTestSchema } from '@vouch/testing';
 import { concludeCompletionReview, openLedger, planCompletionReview, recordEvidence } from '../services/ledger-critic/src/domain/ledger-commands.js';
@@ -27,7 +41,7 @@ import type { LedgerEvent } from '../services/ledger-critic/src/domain/ledger-ev
 import type { LedgerState } from '../services/ledger-critic/src/domain/replay-ledger.js';
 import { MIGRATIONS_DIR } from '../services/ledger-critic/src/ledger-critic-service.js';
 import { createLedgerCommands } from '../services/ledger-critic/src/ledger-handlers.js';
-import { appendEvents, loadLedger } from '../services/ledger-critic/src/ledger-store.js';
+import { SNAPSHOT_EVERY, appendEvents, loadLedger, saveSnapshot, type LedgerKey } from '../services/ledger-critic/src/ledger-store.js';
 import { createLlmCritic } from '../services/ledger-critic/src/llm-critic.js';
 import { createLedgerMetrics } from '../services/ledger-critic/src/metrics.js';
 
@@ -84,10 +98,28 @@ interface Row {
   decision: string;
 }
 
+/** A command set of its own: what a freshly started worker has, an empty ledger cache included. */
+function newCommands(pool: Pool): ReturnType<typeof createLedgerCommands> {
+  const metrics = createLedgerMetrics(new Registry());
+  return createLedgerCommands({ pool, metrics, critic: createLlmCritic({ host: undefined, model: 'none', timeoutMs: 1_000, metrics }), cycleBudget: 3 });
+}
+
+/**
+ * Stores a ledger of n items built in big batches, with its snapshot at the
+ * head, as a ledger that grew through many writes has one at most
+ * SNAPSHOT_EVERY events back.
+ */
+async function storeLedger(pool: Pool, key: LedgerKey, n: number): Promise<LedgerState> {
+  const built = buildLedger(key.runId, n);
+  await withTransaction(pool, async (tx) => {
+    await appendEvents(tx, key, 0, built.events, built.state);
+    await saveSnapshot(tx, key, built.state);
+  });
+  return built.state;
+}
+
 async function measure(pool: Pool, n: number): Promise<Row> {
-  const registry = new Registry();
-  const metrics = createLedgerMetrics(registry);
-  const commands = createLedgerCommands({ pool, metrics, critic: createLlmCritic({ host: undefined, model: 'none', timeoutMs: 1_000, metrics }), cycleBudget: 3 });
+  const commands = newCommands(pool);
 
   // A plain table with the same evidence as rows: the raw-Postgres baseline for reading n items.
   await pool.query(`DELETE FROM bench_evidence`);
@@ -109,8 +141,7 @@ async function measure(pool: Pool, n: number): Promise<Row> {
   let decision = '';
   for (let rep = 0; rep <= REPS; rep++) {
     const key = { tenant: TENANT, runId: `bench-${n}-${rep}` };
-    const built = buildLedger(key.runId, n);
-    await withTransaction(pool, (tx) => appendEvents(tx, key, 0, built.events, built.state));
+    await storeLedger(pool, key, n);
     const loaded = (await loadLedger(pool, key))!;
 
     // The service path: what a ledger.proposeCompletion job does once it holds the input.
@@ -146,6 +177,59 @@ async function measure(pool: Pool, n: number): Promise<Row> {
   return { n, critique: median(critique), domain: median(domain), pgRows: median(pgRows), pgSnapRead: median(pgSnapRead), pgSnapReadWrite: median(pgSnapReadWrite), snapshotKb, decision };
 }
 
+interface WriteRow {
+  n: number;
+  held: number;
+  cold: number;
+  warm: number;
+  pgInsert: number;
+  snapshot: number;
+}
+
+/** Writes a cold and a warm series each make, warm-ups included. */
+const WRITES_PER_SIZE = 2 * (REPS + 1);
+
+async function measureWrite(pool: Pool, n: number): Promise<WriteRow> {
+  const held = Math.min(n, LEDGER_LIMITS.evidencePerLedger - WRITES_PER_SIZE);
+  const key = { tenant: TENANT, runId: `write-${n}` };
+  const state = await storeLedger(pool, key, held);
+  let job = 0;
+  const writeOne = (commands: ReturnType<typeof createLedgerCommands>) => {
+    job += 1;
+    return commands.recordEvidence({ tenant: TENANT, jobId: `write-${n}-${job}` }, { runId: key.runId, items: [evidenceItem(held + job)] });
+  };
+
+  const cold: number[] = [];
+  for (let rep = 0; rep <= REPS; rep++) {
+    const commands = newCommands(pool);
+    const t = await timed(() => writeOne(commands));
+    if (rep > 0) cold.push(t);
+  }
+  const warm: number[] = [];
+  const commands = newCommands(pool);
+  for (let rep = 0; rep <= REPS; rep++) {
+    const t = await timed(() => writeOne(commands)); // the first one fills the cache
+    if (rep > 0) warm.push(t);
+  }
+
+  // The same one-item event as a plain row: the floor of appending anything to Postgres.
+  const event = { type: 'evidence_recorded', seq: 0, at: AT, items: [{ id: 'ev-0', seq: 0, ...evidenceItem(held), observedAt: AT, recordedAt: AT }] };
+  const pgInsert: number[] = [];
+  for (let rep = 0; rep <= REPS; rep++) {
+    const t = await timed(() =>
+      pool.query(`INSERT INTO bench_events (tenant, run_id, seq, type, payload) VALUES ($1, $2, $3, $4, $5::jsonb)`, [TENANT, key.runId, rep + 1, event.type, JSON.stringify({ ...event, seq: rep + 1 })]),
+    );
+    if (rep > 0) pgInsert.push(t);
+  }
+
+  const snapshot: number[] = [];
+  for (let rep = 0; rep <= REPS; rep++) {
+    const t = await timed(() => withTransaction(pool, (tx) => saveSnapshot(tx, key, state)));
+    if (rep > 0) snapshot.push(t);
+  }
+  return { n, held, cold: median(cold), warm: median(warm), pgInsert: median(pgInsert), snapshot: median(snapshot) };
+}
+
 const ms = (x: number) => x.toFixed(x < 10 ? 2 : 1).padStart(9);
 const ratio = (x: number) => `${x.toFixed(2)}x`.padStart(9);
 
@@ -154,6 +238,7 @@ const pool = createPool({ url: TEST_DATABASE_URL, schema: schema.schema, max: 4 
 try {
   await runMigrations({ databaseUrl: TEST_DATABASE_URL, schema: schema.schema, dir: MIGRATIONS_DIR });
   await pool.query(`CREATE TABLE bench_evidence (seq integer PRIMARY KEY, kind text NOT NULL, tool_name text, success boolean, summary text NOT NULL)`);
+  await pool.query(`CREATE TABLE bench_events (LIKE ledger_events INCLUDING ALL)`);
 
   console.log(`ledger critique, ${CLAIMS} claims, rule critic only; median of ${REPS} repetitions after 1 warm-up; times in ms`);
   const rows: Row[] = [];
@@ -187,6 +272,29 @@ try {
     superlinear.length
       ? `grew faster than the evidence (beyond 25% noise allowance) at: ${superlinear.join(', ')}`
       : 'critique and pure review time grew no faster than the evidence at any step (within a 25% noise allowance)',
+  );
+
+  console.log(`\none ledger.recordEvidence write of 1 item into a ledger of n items; median of ${REPS} after 1 warm-up; times in ms`);
+  console.log(`${'evidence'.padStart(8)} ${'cold'.padStart(9)} ${'warm'.padStart(9)} ${'pg insert'.padStart(9)} ${'snapshot'.padStart(9)}`);
+  console.log(`${'(held)'.padStart(8)} ${'(no cache)'.padStart(9)} ${'(cached)'.padStart(9)} ${'1 event'.padStart(9)} ${'write'.padStart(9)}`);
+  const writes: WriteRow[] = [];
+  for (const n of SIZES) {
+    const row = await measureWrite(pool, n);
+    writes.push(row);
+    console.log(`${String(row.held).padStart(8)} ${ms(row.cold)} ${ms(row.warm)} ${ms(row.pgInsert)} ${ms(row.snapshot)}`);
+  }
+  console.log('\ngrowth per step (time ratio beside the evidence ratio; a size-independent write stays near 1x)');
+  console.log(`${'step'.padStart(14)} ${'evidence'.padStart(9)} ${'cold'.padStart(9)} ${'warm'.padStart(9)} ${'pg insert'.padStart(9)}`);
+  for (let i = 1; i < writes.length; i++) {
+    const a = writes[i - 1]!;
+    const b = writes[i]!;
+    console.log(`${`${a.held} → ${b.held}`.padStart(14)} ${ratio(b.held / a.held)} ${ratio(b.cold / a.cold)} ${ratio(b.warm / a.warm)} ${ratio(b.pgInsert / a.pgInsert)}`);
+  }
+  const first = writes[0]!;
+  const big = writes.at(-1)!;
+  console.log(
+    `\nat ${big.held} items a warm write takes ${ratio(big.warm / first.warm).trim()} the time it takes at ${first.held} and ${ratio(big.warm / big.pgInsert).trim()} a raw one-row INSERT; ` +
+      `with the snapshot written every ${SNAPSHOT_EVERY} events it costs ${(big.warm + big.snapshot / SNAPSHOT_EVERY).toFixed(2)} ms on average (the old floor, a snapshot read+write per write: ${rows.at(-1)!.pgSnapReadWrite.toFixed(1)} ms)`,
   );
 } finally {
   await pool.end();

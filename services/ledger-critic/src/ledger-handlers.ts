@@ -15,20 +15,23 @@ import {
 import { handle, withTransaction, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
 import type { z } from 'zod';
 import { buildCriticPrompt } from './domain/critic-packet.js';
-import { concludeCompletionReview, openLedger, planCompletionReview, recordEvidence, type LlmCriticResult } from './domain/ledger-commands.js';
+import { concludeCompletionReview, openLedger, planCompletionReview, recordEvidence, type Decision, type LlmCriticResult } from './domain/ledger-commands.js';
 import type { LedgerEvent } from './domain/ledger-events.js';
 import { toLedgerSnapshot, type LedgerState } from './domain/replay-ledger.js';
 import { renderLedger } from './domain/render-ledger.js';
 import { isClosed } from './domain/terminal-status.js';
-import { appendEvents, findProcessedJob, loadLedger, recordProcessedJob, LedgerWriteConflict, type LedgerKey } from './ledger-store.js';
+import { LedgerCache, freezeApplied, loadCommitted } from './ledger-cache.js';
+import { appendEvents, findProcessedJob, readHead, recordProcessedJob, LedgerWriteConflict, type LedgerKey } from './ledger-store.js';
 import type { LlmCritic } from './llm-critic.js';
 import type { LedgerMetrics } from './metrics.js';
 
 /**
- * The ledger operations. Each one reads the snapshot, decides with the pure
- * domain, and writes the events and the new snapshot in one transaction at
- * the version it read. A write that loses a race is decided again on fresh
- * state a few times before it answers 409.
+ * The ledger operations. A write locks the ledger's head, brings the state
+ * up to it (from this process's cache, or the snapshot, plus the events
+ * after), decides with the pure domain, and appends the events at the
+ * version it read in one transaction. A write that loses a race is decided
+ * again on fresh state a few times before it answers 409. What a write
+ * commits is cached only after its COMMIT.
  */
 
 /** Who asks: the job's tenant, and the job id that identifies this request across BullMQ re-runs. */
@@ -45,6 +48,8 @@ export interface LedgerCommandDeps {
   cycleBudget: number;
   logger?: Logger;
   now?: () => Date;
+  /** Recent committed ledger states; a fresh one per command set when absent. */
+  cache?: LedgerCache;
 }
 
 type Input<Op extends { input: z.ZodType }> = z.output<Op['input']>;
@@ -97,6 +102,7 @@ function rejectNulCharacters(value: unknown, path = ''): void {
 
 export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
   const { pool, metrics, critic } = deps;
+  const cache = deps.cache ?? new LedgerCache();
   const now = () => (deps.now ? deps.now() : new Date()).toISOString();
 
   /**
@@ -107,17 +113,20 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
   async function write<R>(key: LedgerKey, job: { jobId: string; operation: string }, decide: (state: LedgerState | undefined) => { events: LedgerEvent[]; state: LedgerState; result: R }): Promise<R> {
     for (let tries = 1; ; tries++) {
       try {
-        return await withTransaction(pool, async (tx) => {
+        const { result, committed } = await withTransaction(pool, async (tx): Promise<{ result: R; committed?: Pick<Decision, 'events' | 'state'> | undefined }> => {
           const prior = await findProcessedJob(tx, key.tenant, job.jobId);
-          if (prior !== undefined) return prior as R;
-          const current = await loadLedger(tx, key, { forUpdate: true });
+          if (prior !== undefined) return { result: prior as R };
+          const current = await loadCommitted(tx, key, await readHead(tx, key, { lock: true }), cache.get(key));
           const expectedVersion = current?.version ?? 0;
           const decision = decide(current);
-          if (decision.events.length === 0) return decision.result;
+          if (decision.events.length === 0) return { result: decision.result, committed: current && { events: [], state: current } };
           await appendEvents(tx, key, expectedVersion, decision.events, decision.state);
           await recordProcessedJob(tx, { key, jobId: job.jobId, operation: job.operation, expectedVersion, result: decision.result });
-          return decision.result;
+          return { result: decision.result, committed: decision };
         });
+        // Only now, after COMMIT, is the state these events produce the ledger's.
+        if (committed) cache.remember(key, freezeApplied(committed.state, committed.events));
+        return result;
       } catch (err) {
         if (!(err instanceof LedgerWriteConflict)) throw err;
         if (tries >= WRITE_TRIES) throw stillMoving(key, tries, err);
@@ -126,8 +135,15 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
     }
   }
 
+  /** The ledger's committed state, through the cache; undefined when the run has no ledger. */
+  async function load(key: LedgerKey): Promise<LedgerState | undefined> {
+    const state = await loadCommitted(pool, key, await readHead(pool, key), cache.get(key));
+    if (state) cache.remember(key, state);
+    return state;
+  }
+
   async function read(tenant: string, runId: string): Promise<LedgerState> {
-    const state = await loadLedger(pool, { tenant, runId });
+    const state = await load({ tenant, runId });
     if (!state) throw noLedger(runId);
     return state;
   }
@@ -166,7 +182,7 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
       const key = { tenant: caller.tenant, runId: input.runId };
       const started = performance.now();
       for (let tries = 1; ; tries++) {
-        const state = await loadLedger(pool, key);
+        const state = await load(key);
         // The proposal id is the job id: a re-run of this job finds its review recorded and gets it back.
         const plan = planCompletionReview(
           state,
@@ -183,12 +199,13 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
             : { ran: false, note: 'the review built no critic prompt' };
         try {
           const concluded = await withTransaction(pool, async (tx) => {
-            const current = await loadLedger(tx, key, { forUpdate: true });
+            const current = await loadCommitted(tx, key, await readHead(tx, key, { lock: true }), cache.get(key));
             if (!current || current.version !== review.baseVersion) throw new LedgerWriteConflict(key, review.baseVersion);
             const decision = concludeCompletionReview(current, review, llm);
             await appendEvents(tx, key, current.version, decision.events, decision.state);
             return decision;
           });
+          cache.remember(key, freezeApplied(concluded.state, concluded.events));
           countReview(concluded.outcome, review.claims, llm, (performance.now() - started) / 1000);
           deps.logger?.info(
             { runId: input.runId, cycle: concluded.outcome.cycle, decision: concluded.outcome.decision, status: concluded.outcome.status, llm: llm.ran ? ('verdict' in llm ? 'answered' : 'failed') : 'skipped' },

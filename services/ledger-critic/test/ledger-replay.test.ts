@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseLedgerEvent, type LedgerEvent } from '../src/domain/ledger-events.js';
 import { LedgerStreamError, applyEvent, replayLedger, toLedgerSnapshot, type LedgerState } from '../src/domain/replay-ledger.js';
 import { canTransition } from '../src/domain/terminal-status.js';
+import { deepFreeze } from '../src/ledger-cache.js';
 import { LedgerDriver, llmSays, ok } from './drive-ledger.js';
 import { TASK_DOMAINS } from './task-domains.js';
 
@@ -84,9 +85,14 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   }),
 );
 
-function runSteps(policy: 'full' | 'fast', budget: number, steps: Step[]): { run: LedgerDriver; snapshots: LedgerState[] } {
+/** With `freeze`, every state and event is deep-frozen before the next step, as the service's cache holds them. */
+function runSteps(policy: 'full' | 'fast', budget: number, steps: Step[], opts: { freeze?: boolean } = {}): { run: LedgerDriver; snapshots: LedgerState[] } {
   const run = new LedgerDriver('prop-run');
+  const freeze = () => {
+    if (opts.freeze) for (const value of [run.state, ...run.events]) if (value) deepFreeze(value);
+  };
   run.open('Make the change and report it', policy, budget);
+  freeze();
   const snapshots = [run.ledger];
   for (const step of steps) {
     try {
@@ -104,6 +110,7 @@ function runSteps(policy: 'full' | 'fast', budget: number, steps: Step[]): { run
       expect(error).toBeInstanceOf(VouchError);
       expect((error as VouchError).code).toBe('CONFLICT');
     }
+    freeze();
     snapshots.push(run.ledger);
   }
   return { run, snapshots };
@@ -122,6 +129,22 @@ describe('replay equals the incrementally applied snapshot (property)', () => {
         expect(stored.map((e) => e.seq)).toEqual(stored.map((_, i) => i + 1));
       }),
       { numRuns: 150 },
+    );
+  });
+
+  // The service caches states and hands the same object to every later command: none may change it.
+  it('never changes a state or event it is given: every command and replay runs on deep-frozen ones, to the same result', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('full' as const, 'fast' as const), fc.integer({ min: 1, max: 4 }), fc.array(stepArb, { minLength: 1, maxLength: 12 }), (policy, budget, steps) => {
+        const frozen = runSteps(policy, budget, steps, { freeze: true });
+        const plain = runSteps(policy, budget, steps);
+        expect(frozen.run.state).toStrictEqual(plain.run.state);
+        expect(frozen.run.events).toStrictEqual(plain.run.events);
+        expect(replayLedger(frozen.run.events)).toStrictEqual(plain.run.state);
+        // Each state taken along the way is still the replay of the events up to it.
+        for (const snapshot of frozen.snapshots) expect(replayLedger(frozen.run.events.slice(0, snapshot.version))).toStrictEqual(snapshot);
+      }),
+      { numRuns: 100 },
     );
   });
 

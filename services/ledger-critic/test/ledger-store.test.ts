@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLedger, recordEvidence } from '../src/domain/ledger-commands.js';
 import { replayLedger, type LedgerState } from '../src/domain/replay-ledger.js';
-import { LedgerWriteConflict, appendEvents, loadLedger, readEvents, type LedgerKey } from '../src/ledger-store.js';
+import { LedgerWriteConflict, SNAPSHOT_EVERY, appendEvents, loadLedger, loadSnapshot, readEvents, readHead, type LedgerKey } from '../src/ledger-store.js';
 import { failed, ok } from './drive-ledger.js';
 import { commandsOn, useLedgerDatabase, type LedgerDatabase } from './ledger-test-env.js';
 
@@ -133,8 +133,48 @@ describe('the ledger store on Postgres', () => {
         expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
         expect(stored.version).toBe(events.length);
         expect(replayLedger(events)).toStrictEqual(stored);
+        expect(await readHead(db.pool, key)).toMatchObject({ version: events.length, status: stored.status });
+        // A snapshot, where one was written (a closed ledger has one), is the replay of the events up to its version.
+        const snapshot = await loadSnapshot(db.pool, key);
+        if (snapshot) expect(replayLedger(events.slice(0, snapshot.version))).toStrictEqual(snapshot);
+        if (stored.status === 'approved' || stored.status === 'incomplete_verification') expect(snapshot?.version).toBe(events.length);
       }),
       { numRuns: 12 },
     );
+  });
+
+  it(`writes the snapshot every ${SNAPSHOT_EVERY} events and when the ledger closes; a load is that snapshot plus the events after it`, async () => {
+    const key = nextKey();
+    const { commands } = commandsOn(db.pool, { cycleBudget: 1 });
+    let job = 0;
+    const caller = () => ({ tenant: TENANT, jobId: `${key.runId}-job-${++job}` });
+    await commands.open(caller(), { runId: key.runId, goal: 'Collect readings', policy: 'full' });
+    expect(await readHead(db.pool, key)).toEqual({ version: 1, status: 'open', snapshotVersion: 0 });
+    expect(await loadSnapshot(db.pool, key)).toBeUndefined();
+
+    // One event per write: the one that makes version SNAPSHOT_EVERY writes the snapshot, the next ones do not.
+    const extra = 7;
+    for (let i = 1; i < SNAPSHOT_EVERY + extra; i++) {
+      await commands.recordEvidence(caller(), { runId: key.runId, items: [ok('runtime_observation', 'probe', `reading r-${i}: ${i} mV`)] });
+    }
+    const events = await readEvents(db.pool, key);
+    expect(events).toHaveLength(SNAPSHOT_EVERY + extra);
+    expect(await readHead(db.pool, key)).toEqual({ version: SNAPSHOT_EVERY + extra, status: 'open', snapshotVersion: SNAPSHOT_EVERY });
+    const snapshot = (await loadSnapshot(db.pool, key))!;
+    expect(snapshot.version).toBe(SNAPSHOT_EVERY);
+    expect(snapshot).toStrictEqual(replayLedger(events.slice(0, SNAPSHOT_EVERY)));
+    const loaded = (await loadLedger(db.pool, key))!;
+    expect(loaded).toStrictEqual(replayLedger(events));
+    expect(loaded.evidence).toHaveLength(SNAPSHOT_EVERY + extra - 1);
+    // A worker with an empty cache reads the same ledger as the one that wrote it.
+    expect(await commandsOn(db.pool).commands.get({ tenant: TENANT }, { runId: key.runId })).toStrictEqual(await commands.get({ tenant: TENANT }, { runId: key.runId }));
+
+    // The review that closes the ledger (budget 1) writes its final snapshot.
+    const outcome = await commands.proposeCompletion(caller(), { runId: key.runId, summary: 'Collected reading r-3: 3 mV.', openItems: [] });
+    const closedAt = SNAPSHOT_EVERY + extra + 3;
+    expect(await readHead(db.pool, key)).toEqual({ version: closedAt, status: outcome.status, snapshotVersion: closedAt });
+    const all = await readEvents(db.pool, key);
+    expect(await loadSnapshot(db.pool, key)).toStrictEqual(replayLedger(all));
+    expect(await loadLedger(db.pool, key)).toStrictEqual(replayLedger(all));
   });
 });

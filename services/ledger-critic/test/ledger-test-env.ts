@@ -4,6 +4,7 @@ import { QUEUES, decodeJobError, type ErrorBody, type JobEnvelope } from '@vouch
 import { createLogger, createPool, parseConfig, runMigrations, type Pool } from '@vouch/platform';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
 import { ledgerCriticEnvSchema, type LedgerCriticEnv } from '../src/config.js';
+import type { LedgerCache } from '../src/ledger-cache.js';
 import { createLedgerCommands, type LedgerCommands } from '../src/ledger-handlers.js';
 import { MIGRATIONS_DIR, startLedgerCritic, type RunningLedgerCritic } from '../src/ledger-critic-service.js';
 import { createLlmCritic } from '../src/llm-critic.js';
@@ -31,11 +32,14 @@ export async function useLedgerDatabase(label: string): Promise<LedgerDatabase> 
 }
 
 /** The ledger commands on a database, with metrics on a registry of their own. */
-export function commandsOn(pool: Pool, opts: { ollamaHost?: string; model?: string; timeoutMs?: number; cycleBudget?: number } = {}): { commands: LedgerCommands; metrics: LedgerMetrics; registry: Registry } {
+export function commandsOn(
+  pool: Pool,
+  opts: { ollamaHost?: string; model?: string; timeoutMs?: number; cycleBudget?: number; cache?: LedgerCache } = {},
+): { commands: LedgerCommands; metrics: LedgerMetrics; registry: Registry } {
   const registry = new Registry();
   const metrics = createLedgerMetrics(registry);
   const critic = createLlmCritic({ host: opts.ollamaHost, model: opts.model ?? 'qwen2.5:7b-instruct', timeoutMs: opts.timeoutMs ?? 5_000, metrics });
-  return { commands: createLedgerCommands({ pool, metrics, critic, cycleBudget: opts.cycleBudget ?? 3 }), metrics, registry };
+  return { commands: createLedgerCommands({ pool, metrics, critic, cycleBudget: opts.cycleBudget ?? 3, ...(opts.cache ? { cache: opts.cache } : {}) }), metrics, registry };
 }
 
 /** The value of one series in a registry, 0 when absent. */
