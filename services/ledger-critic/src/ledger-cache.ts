@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Queryable } from '@vouch/platform';
 import type { LedgerEvent } from './domain/ledger-events.js';
 import { LedgerStreamError, applyEvents, type LedgerState } from './domain/replay-ledger.js';
@@ -42,14 +43,14 @@ export interface LedgerCacheLimits {
 
 /** A bounded, least-recently-used map of (tenant, run id) to the ledger's latest known committed state. */
 export class LedgerCache {
-  private readonly entries = new Map<string, { state: LedgerState; weight: number }>();
-  private held = 0;
+  private readonly lru: LRUCache<string, LedgerState>;
   readonly maxItems: number;
   readonly maxLedgers: number;
 
   constructor(limits: LedgerCacheLimits = {}) {
     this.maxItems = limits.maxItems ?? DEFAULT_MAX_ITEMS;
     this.maxLedgers = limits.maxLedgers ?? DEFAULT_MAX_LEDGERS;
+    this.lru = new LRUCache<string, LedgerState>({ max: this.maxLedgers, maxSize: this.maxItems, sizeCalculation: weightOf });
   }
 
   private static id(key: LedgerKey): string {
@@ -58,12 +59,7 @@ export class LedgerCache {
 
   /** The cached state of a ledger, frozen; marks it recently used. */
   get(key: LedgerKey): LedgerState | undefined {
-    const id = LedgerCache.id(key);
-    const entry = this.entries.get(id);
-    if (!entry) return undefined;
-    this.entries.delete(id);
-    this.entries.set(id, entry);
-    return entry.state;
+    return this.lru.get(LedgerCache.id(key));
   }
 
   /**
@@ -74,33 +70,20 @@ export class LedgerCache {
   remember(key: LedgerKey, state: LedgerState): void {
     if (!Object.isFrozen(state)) throw new Error(`ledger ${key.runId}: only a frozen state may be cached`);
     const id = LedgerCache.id(key);
-    const prior = this.entries.get(id);
-    if (prior && prior.state.version > state.version) return;
-    this.forgetId(id);
-    const weight = weightOf(state);
-    if (weight > this.maxItems) return;
-    this.entries.set(id, { state, weight });
-    this.held += weight;
-    for (const [oldest] of this.entries) {
-      if (this.held <= this.maxItems && this.entries.size <= this.maxLedgers) break;
-      this.forgetId(oldest);
-    }
+    const prior = this.lru.peek(id);
+    if (prior && prior.version > state.version) return;
+    // A ledger heavier than the whole cache is not kept; neither is its older state.
+    if (weightOf(state) > this.maxItems) this.lru.delete(id);
+    else this.lru.set(id, state);
   }
 
   forget(key: LedgerKey): void {
-    this.forgetId(LedgerCache.id(key));
-  }
-
-  private forgetId(id: string): void {
-    const entry = this.entries.get(id);
-    if (!entry) return;
-    this.entries.delete(id);
-    this.held -= entry.weight;
+    this.lru.delete(LedgerCache.id(key));
   }
 
   /** Ledgers held, and their weight. */
   get size(): { ledgers: number; items: number } {
-    return { ledgers: this.entries.size, items: this.held };
+    return { ledgers: this.lru.size, items: this.lru.calculatedSize };
   }
 }
 
