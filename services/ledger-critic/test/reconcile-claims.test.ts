@@ -38,6 +38,20 @@ describe('evidence map', () => {
     expect(claim).toMatchObject({ status: 'unsupported', evidenceIds: [] });
   });
 
+  it('does not count an observation of the same tool on another subject as support', () => {
+    const [deploy] = reconcile('Deployed the api service to production with kubectl.', [ok('tool_result', 'kubectl', 'kubectl apply -f staging.yaml: deployment api configured in namespace staging')]);
+    expect(deploy).toMatchObject({ status: 'unverified', statusReason: 'the related observations do not mention "service", "production"', missingFeatures: ['service', 'production'] });
+    const [restart] = reconcile('Restarted the nginx proxy on the edge host.', [ok('tool_result', 'ssh', 'systemctl restart nginx on build host: active (running)')]);
+    expect(restart).toMatchObject({ status: 'unverified', missingFeatures: ['proxy', 'edge'] });
+  });
+
+  it('supports the same claims when the observation is about their subject', () => {
+    expect(reconcile('Deployed the api service to production with kubectl.', [ok('tool_result', 'kubectl', 'kubectl apply: deployment api configured in namespace production')])[0]).toMatchObject({
+      status: 'supported',
+    });
+    expect(reconcile('Restarted the nginx proxy on the edge host.', [ok('tool_result', 'ssh', 'systemctl restart nginx on edge host: active (running)')])[0]).toMatchObject({ status: 'supported' });
+  });
+
   it('links a claim to a tool it names', () => {
     const [claim] = reconcile('Ran rubocop over the project.', [ok('tool_result', 'rubocop', 'no offenses detected')]);
     expect(claim).toMatchObject({ status: 'supported', evidenceIds: ['ev-1'] });

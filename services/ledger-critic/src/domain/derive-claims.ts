@@ -67,6 +67,11 @@ function isPastVerb(word: string): boolean {
   return /^[a-z]{2,}ed$/.test(w);
 }
 
+/** Whether a word states what was done ("deployed", "verified") rather than what it was done to. */
+export function isPredicateWord(word: string): boolean {
+  return isPastVerb(word) || VERIFY_RE.test(word);
+}
+
 /** Where the first completion cue (done, changed, delivered, verified, found) starts, or -1. */
 function completionCueIndex(text: string): number {
   let first = text.search(VERIFY_RE);

@@ -1,6 +1,6 @@
 import type { ClaimMateriality, ClaimStatus, CompletionClaim, CompletionEvidence, ReviewPolicy } from '@vouch/contracts';
-import { displayRequired, type DerivedClaim } from './derive-claims.js';
-import { LINK_THRESHOLD, evidenceFeatures, featureKind, featureWeight, isRequiredFeature, toolNameCandidates } from './extract-features.js';
+import { displayRequired, isPredicateWord, type DerivedClaim } from './derive-claims.js';
+import { LINK_THRESHOLD, evidenceFeatures, featureKind, featureWeight, isRequiredFeature, stem, toolNameCandidates } from './extract-features.js';
 
 /**
  * Links claims to evidence by the salient features they share, then reads the
@@ -88,6 +88,36 @@ export function linkEvidence(index: EvidenceIndex, text: string, features: reado
   return linked.sort((a, b) => a - b);
 }
 
+/**
+ * Share of a claim's subject words (its content words other than the verbs
+ * saying what was done and the tools) that its supporting observations must exceed mentioning, for a
+ * claim with no specific detail (id, file, URL, quote, number) to pin it down.
+ * Linking needs only a few shared features, so without this such a claim
+ * could be "supported" by an observation of the same tool on another subject
+ * ("deployed the api to production with kubectl" by a staging kubectl apply).
+ */
+const MIN_SUBJECT_COVERAGE = 0.5;
+/** Claims with fewer subject words than this are judged by their details alone. */
+const MIN_SUBJECT_WORDS = 3;
+
+/** The claim's subject words that no supporting observation mentions, when too few are mentioned; else []. */
+function uncoveredSubject(claim: DerivedClaim, index: EvidenceIndex, supporting: readonly number[]): string[] {
+  // Specific details (ids, files, URLs, quotes, numbers) already had to be mentioned by a successful observation.
+  if (claim.features.some(isRequiredFeature)) return [];
+  // The tool says how something was observed, not what it was about.
+  const tools = new Set(supporting.map((i) => (index.evidence[i] as CompletionEvidence).toolName?.toLowerCase()).filter(Boolean));
+  // Feature key → the word as the claim wrote it, for the reason shown to people.
+  const subject = new Map<string, string>();
+  for (const m of claim.text.matchAll(/[A-Za-z][A-Za-z'-]*/g)) {
+    if (isPredicateWord(m[0]) || tools.has(m[0].toLowerCase())) continue;
+    const key = `word:${stem(m[0])}`;
+    if (claim.features.includes(key) && !subject.has(key)) subject.set(key, m[0]);
+  }
+  if (subject.size < MIN_SUBJECT_WORDS) return [];
+  const missing = [...subject].filter(([key]) => !supporting.some((i) => (index.features[i] as ReadonlySet<string>).has(key)));
+  return (subject.size - missing.length) / subject.size > MIN_SUBJECT_COVERAGE ? [] : missing.map(([, word]) => word);
+}
+
 interface ClaimJudgement {
   status: ClaimStatus;
   statusReason: string;
@@ -136,7 +166,16 @@ function judge(claim: DerivedClaim, index: EvidenceIndex, linked: readonly numbe
   }
   if (latest === undefined) return { status: 'unverified', statusReason: 'only critic feedback mentions it; no observation does', missingFeatures: missing };
   if (missing.length) return { status: 'unverified', statusReason: `no successful observation mentions ${missing.join(', ')}`, missingFeatures: missing };
-  const ids = linked.filter((i) => isDecisive(evidence[i] as CompletionEvidence) && !isFailure(evidence[i] as CompletionEvidence)).slice(-3);
+  const supporting = linked.filter((i) => isDecisive(evidence[i] as CompletionEvidence) && !isFailure(evidence[i] as CompletionEvidence));
+  const uncovered = uncoveredSubject(claim, index, supporting);
+  if (uncovered.length) {
+    return {
+      status: 'unverified',
+      statusReason: `the related observations do not mention ${uncovered.map((w) => `"${w}"`).join(', ')}`,
+      missingFeatures: uncovered,
+    };
+  }
+  const ids = supporting.slice(-3);
   return { status: 'supported', statusReason: `supported by ${ids.map((i) => (evidence[i] as CompletionEvidence).id).join(', ')}`, missingFeatures: [] };
 }
 
