@@ -75,17 +75,27 @@ export function describeObservation(item: CompletionEvidence): string {
 
 /** Evidence positions linked to a text with these features, ascending. */
 export function linkEvidence(index: EvidenceIndex, text: string, features: readonly string[]): number[] {
-  const scores = new Map<number, number>();
+  const n = index.evidence.length;
+  const scores = new Float64Array(n);
+  const touched: number[] = [];
   const keys = new Set([...features, ...toolNameCandidates(text)]);
   for (const key of keys) {
     const list = index.postings.get(key);
     if (!list) continue;
     const weight = featureWeight(key);
-    for (const i of list) scores.set(i, (scores.get(i) ?? 0) + weight);
+    for (const i of list) {
+      if (scores[i] === 0) touched.push(i);
+      scores[i] = (scores[i] as number) + weight;
+    }
   }
-  const linked: number[] = [];
-  for (const [i, score] of scores) if (score >= LINK_THRESHOLD) linked.push(i);
-  return linked.sort((a, b) => a - b);
+  // Most evidence touched (a tool every observation shares): a pass in order
+  // keeps this linear where sorting the touched positions would not.
+  if (touched.length * Math.log2(touched.length + 1) > n) {
+    const linked: number[] = [];
+    for (let i = 0; i < n; i++) if ((scores[i] as number) >= LINK_THRESHOLD) linked.push(i);
+    return linked;
+  }
+  return touched.filter((i) => (scores[i] as number) >= LINK_THRESHOLD).sort((a, b) => a - b);
 }
 
 /**
