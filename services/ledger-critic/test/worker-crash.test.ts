@@ -3,7 +3,7 @@ import type { Job } from 'bullmq';
 import type { CritiqueOutcome } from '@vouch/contracts';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, eventually, spawnTsProcess, startOllamaTestServer, useTestPrefix, useTestSchema, type OllamaTestServer, type TsProcess } from '@vouch/testing';
 import { createPool, type Pool } from '@vouch/platform';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { replayLedger } from '../src/domain/replay-ledger.js';
 import { loadLedger, readEvents } from '../src/ledger-store.js';
 import { ok } from './drive-ledger.js';
@@ -46,6 +46,13 @@ describe('a ledger-critic worker killed mid-critique', () => {
       LEDGER_CRITIC_TIMEOUT_MS: '20000',
       SHUTDOWN_GRACE_MS: '5000',
     };
+  });
+
+  // A test that fails half-way must not leave its worker taking the next test's jobs.
+  afterEach(async () => {
+    const alive = children.filter((c) => c.proc.exitCode === null && c.proc.signalCode === null);
+    for (const c of alive) c.proc.kill('SIGKILL');
+    await Promise.all(alive.map((c) => c.exited));
   });
 
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Queue, type Job } from 'bullmq';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, spawnTsProcess, useTestPrefix, useTestSchema, type TsProcess } from '@vouch/testing';
 
 const SERVICE = fileURLToPath(new URL('./fixtures/effect-service.ts', import.meta.url));
@@ -11,7 +11,8 @@ async function waitForState(queue: Queue, id: string, states: string[], timeoutM
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const job = await queue.getJob(id);
-    if (job && states.includes(await job.getState())) return job;
+    // Read the job again once it is in a final state: the copy read before may predate its result.
+    if (job && states.includes(await job.getState())) return (await queue.getJob(id))!;
     if (Date.now() > deadline) throw new Error(`job ${id} not in ${states.join('/')} within ${timeoutMs} ms (now ${job ? await job.getState() : 'missing'})`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -31,6 +32,13 @@ describe('worker bootstrap in a real process', () => {
     queue = new Queue(QUEUE, { connection: { url: TEST_REDIS_URL }, prefix: prefix.prefix });
     db = new pg.Pool({ connectionString: TEST_DATABASE_URL });
     env = { REDIS_URL: TEST_REDIS_URL, DATABASE_URL: TEST_DATABASE_URL, BULLMQ_PREFIX: prefix.prefix, DB_SCHEMA: schema.schema, TEST_QUEUE: QUEUE, SHUTDOWN_GRACE_MS: '10000' };
+  });
+
+  // A test that fails half-way must not leave its worker taking the next test's jobs.
+  afterEach(async () => {
+    const alive = children.filter((c) => c.proc.exitCode === null && c.proc.signalCode === null);
+    for (const c of alive) c.proc.kill('SIGKILL');
+    await Promise.all(alive.map((c) => c.exited));
   });
 
   afterAll(async () => {
