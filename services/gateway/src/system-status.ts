@@ -1,5 +1,5 @@
 import { SERVICE_QUEUES, SYSTEM_JOBS, SYSTEM_TENANT, systemStatus, PingResultSchema, type PingResult, type QueueName } from '@vouch/contracts';
-import { pingPostgres, pingRedis, type Pool } from '@vouch/platform';
+import { QUEUE_STATES, pingPostgres, pingRedis, type Pool, type QueueState } from '@vouch/platform';
 import type { Redis } from 'ioredis';
 import { gatewayHandler, type GatewayHandler } from './gateway-handler.js';
 import type { QueueHub } from './queue-hub.js';
@@ -55,8 +55,9 @@ export function systemStatusHandler(deps: { hub: QueueHub; pool: Pool; producer:
   });
 }
 
-const COUNT_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized', 'waiting-children'] as const;
+/** The states the depth gauge reads, so the status page and /metrics count the same things. */
+const COUNT_STATES = QUEUE_STATES;
 
-function emptyCounts(): Record<(typeof COUNT_STATES)[number], number> {
-  return Object.fromEntries(COUNT_STATES.map((s) => [s, 0])) as Record<(typeof COUNT_STATES)[number], number>;
+function emptyCounts(): Record<QueueState, number> {
+  return Object.fromEntries(COUNT_STATES.map((s) => [s, 0])) as Record<QueueState, number>;
 }
