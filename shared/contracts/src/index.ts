@@ -4,6 +4,7 @@
  * OpenAPI document and agent tool manifest derived from the table.
  */
 export * from './queues.js';
+export * from './text.js';
 export * from './errors.js';
 export * from './operation.js';
 export * from './table.js';

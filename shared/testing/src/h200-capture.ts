@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { handoutDir } from './handout.js';
+import { fixturesDir } from './repo-paths.js';
 
-// What the real H200 node reported (fixtures/gpu/nvidia-h200, 2026-11-30).
+// What the real H200 node reported (shared/testing/fixtures/gpu/nvidia-h200, 2026-11-30).
 // Kept as literals so a test can name the value it expects; a test checks
 // them against the capture files.
 
@@ -41,7 +41,7 @@ export interface CudaVisibleDevicesObservation {
   deviceNames: string[];
 }
 
-/** The H200 capture files, read from the handout. */
+/** The H200 capture files, read from the repository's fixtures. */
 export interface H200Capture {
   /** The folder the files were read from. */
   dir: string;
@@ -53,9 +53,9 @@ export interface H200Capture {
   cudaVisibleDevices: CudaVisibleDevicesObservation[];
 }
 
-/** The capture folder: `<handout>/fixtures/gpu/nvidia-h200`. */
+/** The capture folder: `shared/testing/fixtures/gpu/nvidia-h200` in the repository. */
 export function h200CaptureDir(): string {
-  return join(handoutDir(), 'fixtures', 'gpu', 'nvidia-h200');
+  return join(fixturesDir(), 'gpu', 'nvidia-h200');
 }
 
 let cached: H200Capture | undefined;
@@ -68,7 +68,7 @@ export function readH200Capture(): H200Capture {
     try {
       return readFileSync(join(dir, file), 'utf8');
     } catch (error) {
-      throw new Error(`cannot read GPU capture ${join(dir, file)} (set VOUCH_HANDOUT_DIR to the handout folder): ${String(error)}`, { cause: error });
+      throw new Error(`cannot read GPU capture ${join(dir, file)}: ${String(error)}`, { cause: error });
     }
   };
   const files: Record<string, string> = {};

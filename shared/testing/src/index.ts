@@ -47,7 +47,7 @@ export {
   readH200Capture,
 } from './h200-capture.js';
 export type { CudaVisibleDevicesObservation, H200Capture } from './h200-capture.js';
-export { handoutDir, repoRoot } from './handout.js';
+export { fixturesDir, repoRoot } from './repo-paths.js';
 
 export { NOT_AN_IMAGE, makeJpeg, makePng, makeWebp } from './images.js';
 export type { ImageColor, ImageSpec } from './images.js';

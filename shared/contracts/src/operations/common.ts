@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../text.js';
 import { ERROR_CODES } from '../errors.js';
 
 /** The error codes as a schema, for outputs that carry a failure. */
@@ -16,10 +17,10 @@ export const ChatKeySchema = z
   .regex(/^[\x21-\x7e]+$/, 'chatKey must be printable ASCII with no spaces');
 
 /** A message id on the surface (Telegram message_id, a TUI turn id). */
-export const MessageIdSchema = z.string().min(1).max(100).regex(/^[\x21-\x7e]+$/, 'message ids are printable ASCII with no spaces');
+export const MessageIdSchema = text().min(1).max(100).regex(/^[\x21-\x7e]+$/, 'message ids are printable ASCII with no spaces');
 
 /** A public-safe media alias, e.g. `img-3`. */
-export const MediaAliasSchema = z.string().regex(/^img-[1-9][0-9]{0,8}$/, 'a media alias looks like img-3: list them with media.recent');
+export const MediaAliasSchema = text().regex(/^img-[1-9][0-9]{0,8}$/, 'a media alias looks like img-3: list them with media.recent');
 
 /** ISO-8601 timestamp with offset, as every API returns times. */
 export const IsoTimeSchema = z.iso.datetime({ offset: true });

@@ -1,18 +1,19 @@
 import { z } from 'zod';
+import { text } from '../text.js';
 import { defineOperation } from '../operation.js';
 import { ErrorCodeSchema, IsoTimeSchema, MAX_WAIT_SECONDS } from './common.js';
 
 /** A job's public id: `<queue>.<id>`, as job handles return it. */
-export const JobIdSchema = z.string().regex(/^[a-z][a-z-]{0,40}\.[A-Za-z0-9_-]{1,80}$/, 'a job id looks like ledger-critic.j0f3…: use the jobId a 202 response returned');
+export const JobIdSchema = text().regex(/^[a-z][a-z-]{0,40}\.[A-Za-z0-9_-]{1,80}$/, 'a job id looks like ledger-critic.j0f3…: use the jobId a 202 response returned');
 
 export const JobStateSchema = z.enum(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed', 'unknown']);
 
 /** What a 202 answer holds: where to find the result. */
 export const JobHandleSchema = z.object({
   jobId: JobIdSchema,
-  operation: z.string(),
+  operation: text(),
   state: JobStateSchema,
-  statusUrl: z.string(),
+  statusUrl: text(),
 });
 export type JobHandle = z.infer<typeof JobHandleSchema>;
 
@@ -37,7 +38,7 @@ export const jobsGet = defineOperation({
     createdAt: IsoTimeSchema,
     finishedAt: IsoTimeSchema.nullable(),
     result: z.unknown().optional(),
-    error: z.object({ code: ErrorCodeSchema, message: z.string(), fields: z.array(z.object({ path: z.string(), message: z.string() })).optional() }).optional(),
+    error: z.object({ code: ErrorCodeSchema, message: text(), fields: z.array(z.object({ path: text(), message: text() })).optional() }).optional(),
   }),
   agentFacing: true,
 });

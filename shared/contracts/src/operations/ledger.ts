@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../text.js';
 import { defineOperation } from '../operation.js';
 import { QUEUES } from '../queues.js';
 import { IsoTimeSchema } from './common.js';
@@ -80,13 +81,13 @@ export type EvidenceInput = z.infer<typeof EvidenceInputSchema>;
 
 /** One recorded observation. `seq` orders evidence within the ledger: evidence after a critique has a higher seq than the critique saw. */
 export const CompletionEvidenceSchema = z.object({
-  id: z.string(),
+  id: text(),
   seq: z.number().int().positive(),
   kind: EvidenceKindSchema,
-  toolName: z.string().optional(),
+  toolName: text().optional(),
   success: z.boolean().optional(),
-  summary: z.string(),
-  rawRef: z.string().optional(),
+  summary: text(),
+  rawRef: text().optional(),
   observedAt: IsoTimeSchema,
   recordedAt: IsoTimeSchema,
 });
@@ -114,23 +115,23 @@ export type ClaimStatus = z.infer<typeof ClaimStatusSchema>;
 
 /** One atomic claim derived from the proposed completion, reconciled with the evidence recorded before its review. */
 export const CompletionClaimSchema = z.object({
-  id: z.string(),
-  text: z.string(),
+  id: text(),
+  text: text(),
   source: ClaimSourceSchema,
   kind: ClaimKindSchema,
   materiality: ClaimMaterialitySchema,
   /** What evidence would support it, in words. */
-  evidenceRequirement: z.string(),
+  evidenceRequirement: text(),
   /** Whether the review policy requires evidence for it. */
   requiresEvidence: z.boolean(),
   /** Salient features as `kind:value` (file, url, id, quote, num, name, word). */
-  features: z.array(z.string()),
+  features: z.array(text()),
   /** Linked evidence, oldest first (at most the 20 most recent). */
-  evidenceIds: z.array(z.string()),
+  evidenceIds: z.array(text()),
   /** Salient details of the claim that no supporting evidence mentions. */
-  missingFeatures: z.array(z.string()),
+  missingFeatures: z.array(text()),
   status: ClaimStatusSchema,
-  statusReason: z.string(),
+  statusReason: text(),
 });
 export type CompletionClaim = z.infer<typeof CompletionClaimSchema>;
 
@@ -143,7 +144,7 @@ export const OpenItemInputSchema = z
       .min(1, 'an open item needs its text')
       .max(LEDGER_LIMITS.openItemChars, `an open item is at most ${LEDGER_LIMITS.openItemChars} characters: shorten it to its title`),
     kind: z.enum(['todo', 'board_card'], { error: 'an open item is a todo or a board_card' }).default('todo'),
-    ref: z.string().min(1).max(200).optional().describe('The todo or card id on its own board, if any.'),
+    ref: text().min(1).max(200).optional().describe('The todo or card id on its own board, if any.'),
   })
   .strict();
 export type OpenItem = z.infer<typeof OpenItemInputSchema>;
@@ -154,24 +155,24 @@ export type CritiqueDecision = z.infer<typeof CritiqueDecisionSchema>;
 
 /** One specific piece of missing evidence a critique asks for. */
 export const MissingEvidenceSchema = z.object({
-  claimId: z.string().optional(),
-  claimText: z.string().optional(),
-  need: z.string(),
+  claimId: text().optional(),
+  claimText: text().optional(),
+  need: text(),
   /** Salient details the evidence must mention, as display strings. */
-  features: z.array(z.string()),
+  features: z.array(text()),
 });
 export type MissingEvidence = z.infer<typeof MissingEvidenceSchema>;
 
 /** What each critic did in one review. */
 export const CriticRunsSchema = z.object({
-  rule: z.object({ decision: CritiqueDecisionSchema, reasons: z.array(z.string()) }),
+  rule: z.object({ decision: CritiqueDecisionSchema, reasons: z.array(text()) }),
   llm: z.object({
     ran: z.boolean(),
-    model: z.string().optional(),
+    model: text().optional(),
     decision: CritiqueDecisionSchema.optional(),
-    reasons: z.array(z.string()).optional(),
+    reasons: z.array(text()).optional(),
     /** Why it did not run, or why its answer was not used. */
-    note: z.string().optional(),
+    note: text().optional(),
   }),
 });
 export type CriticRuns = z.infer<typeof CriticRunsSchema>;
@@ -179,11 +180,11 @@ export type CriticRuns = z.infer<typeof CriticRunsSchema>;
 /** One review of a proposed completion. */
 export const CritiqueRecordSchema = z.object({
   cycle: z.number().int().positive(),
-  proposalId: z.string(),
+  proposalId: text(),
   decision: CritiqueDecisionSchema,
   /** The ledger status the review left. */
   status: LedgerStatusSchema,
-  reasons: z.array(z.string()),
+  reasons: z.array(text()),
   missingEvidence: z.array(MissingEvidenceSchema),
   critics: CriticRunsSchema,
   /** The highest evidence seq the review saw; evidence with a higher seq came after it. */
@@ -194,11 +195,11 @@ export type CritiqueRecord = z.infer<typeof CritiqueRecordSchema>;
 
 /** A loop still open after a review: missing evidence asked for, a failed observation, an open todo. */
 export const UnresolvedItemSchema = z.object({
-  id: z.string(),
+  id: text(),
   kind: z.enum(['missing_evidence', 'failed_observation', 'open_item']),
-  text: z.string(),
-  claimText: z.string().optional(),
-  evidenceIds: z.array(z.string()),
+  text: text(),
+  claimText: text().optional(),
+  evidenceIds: z.array(text()),
   firstRaisedCycle: z.number().int().positive(),
   timesRaised: z.number().int().positive(),
 });
@@ -206,10 +207,10 @@ export type UnresolvedItem = z.infer<typeof UnresolvedItemSchema>;
 
 /** The texts of one completion attempt. */
 export const CompletionProposalSchema = z.object({
-  proposalId: z.string(),
+  proposalId: text(),
   cycle: z.number().int().positive(),
-  summary: z.string(),
-  visibleAnswer: z.string().optional(),
+  summary: text(),
+  visibleAnswer: text().optional(),
   openItems: z.array(OpenItemInputSchema),
   proposedAt: IsoTimeSchema,
 });
@@ -217,8 +218,8 @@ export type CompletionProposal = z.infer<typeof CompletionProposalSchema>;
 
 /** The ledger as reads see it: the snapshot rebuilt exactly by replaying its events. */
 export const LedgerSnapshotSchema = z.object({
-  runId: z.string(),
-  goal: z.string(),
+  runId: text(),
+  goal: text(),
   policy: ReviewPolicySchema,
   cycleBudget: z.number().int().positive(),
   status: LedgerStatusSchema,
@@ -258,10 +259,10 @@ export type PacketClaim = z.infer<typeof PacketClaimSchema>;
 
 /** An objection of the prior critique, and whether evidence since then resolves it. */
 export const PriorObjectionSchema = z.object({
-  need: z.string(),
-  claimText: z.string().optional(),
+  need: text(),
+  claimText: text().optional(),
   resolution: z.enum(['resolved_by_new_evidence', 'claim_withdrawn', 'still_open']),
-  evidenceIds: z.array(z.string()),
+  evidenceIds: z.array(text()),
 });
 export type PriorObjection = z.infer<typeof PriorObjectionSchema>;
 
@@ -269,7 +270,7 @@ export type PriorObjection = z.infer<typeof PriorObjectionSchema>;
 export const PriorCritiqueSchema = z.object({
   cycle: z.number().int().positive(),
   decision: CritiqueDecisionSchema,
-  reasons: z.array(z.string()),
+  reasons: z.array(text()),
   objections: z.array(PriorObjectionSchema),
   evidenceSince: z.array(PacketEvidenceSchema),
   noEvidenceSince: z.boolean(),
@@ -280,8 +281,8 @@ export type PriorCritique = z.infer<typeof PriorCritiqueSchema>;
 
 /** Exactly what the critics reviewed in one cycle. */
 export const CriticPacketSchema = z.object({
-  runId: z.string(),
-  goal: z.string(),
+  runId: text(),
+  goal: text(),
   policy: ReviewPolicySchema,
   cycle: z.number().int().positive(),
   cycleBudget: z.number().int().positive(),
@@ -295,21 +296,21 @@ export const CriticPacketSchema = z.object({
   unresolved: z.array(UnresolvedItemSchema),
   openItems: z.array(OpenItemInputSchema),
   /** The rule critic's decision: the floor no other critic may loosen. */
-  floor: z.object({ decision: CritiqueDecisionSchema, reasons: z.array(z.string()) }),
-  instructions: z.array(z.string()),
+  floor: z.object({ decision: CritiqueDecisionSchema, reasons: z.array(text()) }),
+  instructions: z.array(text()),
   omitted: z.object({ claims: z.number().int().nonnegative(), evidence: z.number().int().nonnegative() }),
 });
 export type CriticPacket = z.infer<typeof CriticPacketSchema>;
 
 /** The result of a critique job: the status is separate from every human-facing text. */
 export const CritiqueOutcomeSchema = z.object({
-  runId: z.string(),
+  runId: text(),
   cycle: z.number().int().positive(),
   cycleBudget: z.number().int().positive(),
   decision: CritiqueDecisionSchema,
   status: LedgerStatusSchema,
   completed: z.boolean(),
-  reasons: z.array(z.string()),
+  reasons: z.array(text()),
   missingEvidence: z.array(MissingEvidenceSchema),
   critics: CriticRunsSchema,
   claims: z.object({
@@ -387,10 +388,10 @@ export const ledgerRecordEvidence = defineOperation({
     })
     .strict(),
   output: z.object({
-    runId: z.string(),
+    runId: text(),
     status: LedgerStatusSchema,
     version: z.number().int().positive(),
-    recorded: z.array(z.object({ id: z.string(), seq: z.number().int().positive() })),
+    recorded: z.array(z.object({ id: text(), seq: z.number().int().positive() })),
     evidenceCount: z.number().int().nonnegative(),
   }),
   agentFacing: true,
@@ -459,7 +460,7 @@ export const ledgerPacket = defineOperation({
       cycle: z.coerce.number().int('cycle is a review number: 1, 2, ...').min(1, 'cycle starts at 1').max(LEDGER_LIMITS.maxCycleBudget).optional(),
     })
     .strict(),
-  output: z.object({ runId: z.string(), cycle: z.number().int().positive(), packet: CriticPacketSchema, prompt: z.string() }),
+  output: z.object({ runId: text(), cycle: z.number().int().positive(), packet: CriticPacketSchema, prompt: text() }),
   agentFacing: false,
 });
 
@@ -474,6 +475,6 @@ export const ledgerRender = defineOperation({
   http: { method: 'GET', path: '/v1/ledgers/:runId/render' },
   scope: 'ledger:read',
   input: z.object({ ...RunIdInput, form: RenderFormSchema.default('admin') }).strict(),
-  output: z.object({ runId: z.string(), form: RenderFormSchema, status: LedgerStatusSchema, completed: z.boolean(), text: z.string() }),
+  output: z.object({ runId: text(), form: RenderFormSchema, status: LedgerStatusSchema, completed: z.boolean(), text: text() }),
   agentFacing: false,
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../text.js';
 import { defineOperation } from '../operation.js';
 import { ChatKeySchema, IsoTimeSchema, MediaAliasSchema, MessageIdSchema, SurfaceSchema } from './common.js';
 
@@ -24,10 +25,10 @@ export const MediaItemSchema = z.object({
   width: z.number().int().positive(),
   height: z.number().int().positive(),
   surface: SurfaceSchema,
-  chatKey: z.string(),
-  messageId: z.string().nullable(),
-  replyToMessageId: z.string().nullable(),
-  caption: z.string().nullable(),
+  chatKey: text(),
+  messageId: text().nullable(),
+  replyToMessageId: text().nullable(),
+  caption: text().nullable(),
   registeredAt: IsoTimeSchema,
 });
 export type MediaItem = z.infer<typeof MediaItemSchema>;
@@ -45,7 +46,7 @@ export const mediaRegister = defineOperation({
   input: MediaScopeSchema.extend({
     messageId: MessageIdSchema.optional().describe('The id of the message that carried the image; makes the registration idempotent.'),
     replyToMessageId: MessageIdSchema.optional().describe('The id of the message this one replies to.'),
-    caption: z.string().max(4096).optional(),
+    caption: text().max(4096).optional(),
     imageBase64: z
       .string()
       .min(1, 'imageBase64 must hold the image bytes, base64-encoded')

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../text.js';
 import { defineOperation } from '../operation.js';
 import { SERVICE_QUEUES } from '../queues.js';
 import { IsoTimeSchema } from './common.js';
@@ -7,12 +8,12 @@ export const ServiceNameSchema = z.enum(SERVICE_QUEUES as [string, ...string[]])
 
 /** What a service answers to system.ping on its own queue. */
 export const PingResultSchema = z.object({
-  service: z.string(),
-  version: z.string(),
+  service: text(),
+  version: text(),
   uptimeSeconds: z.number().nonnegative(),
   concurrency: z.number().int().positive(),
   pid: z.number().int(),
-  hostname: z.string(),
+  hostname: text(),
   at: IsoTimeSchema,
 });
 export type PingResult = z.infer<typeof PingResultSchema>;
@@ -43,13 +44,13 @@ export const QueueCountsSchema = z.object({
 });
 
 export const ServiceStatusSchema = z.object({
-  service: z.string(),
+  service: text(),
   up: z.boolean(),
   /** Workers connected to the queue, as Redis reports them. */
   workers: z.number().int(),
   ping: PingResultSchema.nullable(),
   /** Why the ping did not answer, when it did not. */
-  reason: z.string().optional(),
+  reason: text().optional(),
   queue: QueueCountsSchema,
 });
 
@@ -63,7 +64,7 @@ export const systemStatus = defineOperation({
   scope: 'system:read',
   input: z.object({}).strict(),
   output: z.object({
-    gateway: z.object({ version: z.string(), uptimeSeconds: z.number() }),
+    gateway: z.object({ version: text(), uptimeSeconds: z.number() }),
     redis: z.object({ up: z.boolean() }),
     postgres: z.object({ up: z.boolean() }),
     services: z.array(ServiceStatusSchema),

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -24,12 +24,7 @@ function readPackageName(path: string): string | undefined {
   }
 }
 
-/**
- * The read-only handout (design, specs, fixtures): `VOUCH_HANDOUT_DIR` when
- * set, else the `shared` folder beside the repository root. Not to be confused
- * with the repository's own `shared/` workspace folder.
- */
-export function handoutDir(): string {
-  const fromEnv = process.env.VOUCH_HANDOUT_DIR;
-  return fromEnv ? resolve(fromEnv) : resolve(repoRoot(), '..', 'shared');
+/** Fixtures the tests read, kept in the repository: `shared/testing/fixtures`. */
+export function fixturesDir(): string {
+  return join(repoRoot(), 'shared', 'testing', 'fixtures');
 }
