@@ -17,6 +17,7 @@ const slowEcho = defineOperation({
   input: z.object({ text: z.string().max(100), delayMs: z.number().int().min(0).max(10_000).default(0) }).strict(),
   output: z.object({ echoed: z.string(), runs: z.number().int() }),
   agentFacing: true,
+  example: { text: 'hello' },
   retry: { attempts: 1, backoffMs: 0 },
 });
 const quickEcho = defineOperation({ ...slowEcho, name: 'test.quickEcho', mode: 'rpc', http: { method: 'POST', path: '/v1/test/quick-echo' }, timeoutMs: 1_000 });

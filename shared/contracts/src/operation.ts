@@ -33,6 +33,12 @@ export interface OperationDef<I extends z.ZodType = z.ZodType, O extends z.ZodTy
   output: O;
   /** Listed in the agent tool manifest. */
   agentFacing: boolean;
+  /**
+   * A valid input, as a client would send it (path parameters included). The
+   * OpenAPI document shows it; the fuzz and tenant-isolation suites start from
+   * it, so every new operation joins them without more work.
+   */
+  example: z.input<I>;
   /** How long the gateway waits on an rpc operation before answering 504 with the job id. */
   timeoutMs?: number;
   /** BullMQ retry policy for queue-owned operations: attempts and base of the exponential backoff. */

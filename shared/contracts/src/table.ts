@@ -42,7 +42,8 @@ export function gatewayOperations(table: readonly OperationDef[] = OPERATIONS): 
 
 /**
  * Checks the table's own invariants: unique names, unique routes, path
- * parameters present in the input. Throws naming every problem.
+ * parameters present in the input, an example that is a valid input. Throws
+ * naming every problem.
  */
 export function assertTableConsistent(table: readonly OperationDef[] = OPERATIONS): void {
   const problems: string[] = [];
@@ -59,6 +60,8 @@ export function assertTableConsistent(table: readonly OperationDef[] = OPERATION
       if (!shape || !(param in shape)) problems.push(`${op.name}: path parameter :${param} is not a field of its input`);
     }
     if (op.mode === 'job' && 'process' in op.owner) problems.push(`${op.name}: a gateway-owned operation cannot be a job`);
+    const example = op.input.safeParse(op.example);
+    if (!example.success) problems.push(`${op.name}: its example is not a valid input (${example.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`);
   }
   if (problems.length) throw new Error(`operation table is inconsistent: ${problems.join('; ')}`);
 }

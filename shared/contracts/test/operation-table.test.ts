@@ -31,6 +31,7 @@ describe('the operation table', () => {
       input: z.object({}),
       output: z.object({}),
       agentFacing: false,
+      example: {},
     });
     expect(() => assertTableConsistent([a, a])).toThrow(
       'operation table is inconsistent: x.get: path parameter :id is not a field of its input; x.get: a gateway-owned operation cannot be a job; operation x.get is declared twice; route GET /v1/x/:id is declared twice (again by x.get); x.get: path parameter :id is not a field of its input; x.get: a gateway-owned operation cannot be a job',

@@ -22,6 +22,7 @@ const op = (name: string) =>
     input: z.object({ n: z.number().int().min(0) }).strict(),
     output: z.object({ doubled: z.number() }),
     agentFacing: false,
+    example: { n: 1 },
   });
 const double = op('test.double');
 const flaky = op('test.flaky');

@@ -54,6 +54,7 @@ const echo = defineOperation({
   input: z.object({ n: z.number() }),
   output: z.object({ n: z.number() }),
   agentFacing: false,
+  example: { n: 1 },
 });
 
 describe('a worker whose Redis connection drops', () => {

@@ -10,8 +10,7 @@ export const SurfaceSchema = z.enum(['telegram', 'tui', 'api']);
 export type Surface = z.infer<typeof SurfaceSchema>;
 
 /** A chat, TUI session or API session key: opaque to vouch, bounded and printable. */
-export const ChatKeySchema = z
-  .string()
+export const ChatKeySchema = text()
   .min(1, 'chatKey must not be empty: pass the chat id or session key the media belongs to')
   .max(200, 'chatKey is at most 200 characters')
   .regex(/^[\x21-\x7e]+$/, 'chatKey must be printable ASCII with no spaces');

@@ -41,4 +41,5 @@ export const jobsGet = defineOperation({
     error: z.object({ code: ErrorCodeSchema, message: text(), fields: z.array(z.object({ path: text(), message: text() })).optional() }).optional(),
   }),
   agentFacing: true,
+  example: { jobId: 'ledger-critic.j0f3a9c2d4e5b6a7980112233445566778', wait: 5 },
 });

@@ -26,8 +26,7 @@ export const LEDGER_LIMITS = {
 export const DEFAULT_CYCLE_BUDGET = 3;
 
 /** The caller's run id: one ledger per run, within the caller's tenant. */
-export const LedgerRunIdSchema = z
-  .string()
+export const LedgerRunIdSchema = text()
   .min(1, 'runId must not be empty: pass the id of the agent run this ledger belongs to')
   .max(LEDGER_LIMITS.runIdChars, `runId is at most ${LEDGER_LIMITS.runIdChars} characters`)
   .regex(/^[\x21-\x7e]+$/, 'runId must be printable ASCII with no spaces (the id your agent run already uses)');
@@ -50,19 +49,16 @@ export const EVIDENCE_KINDS = ['tool_result', 'file_change', 'delivery_result', 
 export const EvidenceKindSchema = z.enum(EVIDENCE_KINDS, { error: `kind must be one of ${EVIDENCE_KINDS.join(', ')}` });
 export type EvidenceKind = z.infer<typeof EvidenceKindSchema>;
 
-const ToolNameSchema = z
-  .string()
+const ToolNameSchema = text()
   .min(1, 'toolName must not be empty: leave it out when no tool made the observation')
   .max(LEDGER_LIMITS.toolNameChars, `toolName is at most ${LEDGER_LIMITS.toolNameChars} characters`);
 
-const SummarySchema = z
-  .string()
+const SummarySchema = text()
   .trim()
   .min(1, 'summary must say what was observed, in a sentence or two')
   .max(LEDGER_LIMITS.summaryChars, `summary is at most ${LEDGER_LIMITS.summaryChars} characters: keep a compact summary and put the full output behind rawRef`);
 
-const RawRefSchema = z
-  .string()
+const RawRefSchema = text()
   .min(1, 'rawRef must not be empty: leave it out when there is no stored raw output')
   .max(LEDGER_LIMITS.rawRefChars, `rawRef is at most ${LEDGER_LIMITS.rawRefChars} characters: store the output elsewhere and pass a short reference to it`);
 
@@ -138,8 +134,7 @@ export type CompletionClaim = z.infer<typeof CompletionClaimSchema>;
 /** An open todo or board card the agent reports with its completion. */
 export const OpenItemInputSchema = z
   .object({
-    text: z
-      .string()
+    text: text()
       .trim()
       .min(1, 'an open item needs its text')
       .max(LEDGER_LIMITS.openItemChars, `an open item is at most ${LEDGER_LIMITS.openItemChars} characters: shorten it to its title`),
@@ -348,8 +343,7 @@ export const ledgerOpen = defineOperation({
   input: z
     .object({
       ...RunIdInput,
-      goal: z
-        .string()
+      goal: text()
         .trim()
         .min(1, 'goal must state what the run is asked to do (the user request)')
         .max(LEDGER_LIMITS.goalChars, `goal is at most ${LEDGER_LIMITS.goalChars} characters: summarise the request`),
@@ -365,6 +359,7 @@ export const ledgerOpen = defineOperation({
     .strict(),
   output: LedgerSnapshotSchema.extend({ alreadyOpened: z.boolean() }),
   agentFacing: true,
+  example: { runId: 'run-2026-12-01-a', goal: 'Set the router baud rate to 115200 and confirm it', policy: 'full' },
 });
 
 export const ledgerRecordEvidence = defineOperation({
@@ -395,6 +390,7 @@ export const ledgerRecordEvidence = defineOperation({
     evidenceCount: z.number().int().nonnegative(),
   }),
   agentFacing: true,
+  example: { runId: 'run-2026-12-01-a', items: [{ kind: 'tool_result', toolName: 'shell', success: true, summary: 'cat config/router.yaml shows baudRate: 115200' }] },
 });
 
 export const ledgerProposeCompletion = defineOperation({
@@ -411,13 +407,11 @@ export const ledgerProposeCompletion = defineOperation({
   input: z
     .object({
       ...RunIdInput,
-      summary: z
-        .string()
+      summary: text()
         .trim()
         .min(1, 'summary must say what was done: the task-complete summary')
         .max(LEDGER_LIMITS.summaryChars, `summary is at most ${LEDGER_LIMITS.summaryChars} characters: state the claims compactly`),
-      visibleAnswer: z
-        .string()
+      visibleAnswer: text()
         .max(LEDGER_LIMITS.visibleAnswerChars, `visibleAnswer is at most ${LEDGER_LIMITS.visibleAnswerChars} characters`)
         .optional()
         .describe('The answer the user will see; its claims are reviewed too.'),
@@ -430,6 +424,7 @@ export const ledgerProposeCompletion = defineOperation({
     .strict(),
   output: CritiqueOutcomeSchema,
   agentFacing: true,
+  example: { runId: 'run-2026-12-01-a', summary: 'Set baudRate to 115200 in config/router.yaml and confirmed it with cat.' },
   retry: { attempts: 3, backoffMs: 2_000 },
 });
 
@@ -444,6 +439,7 @@ export const ledgerGet = defineOperation({
   input: z.object(RunIdInput).strict(),
   output: LedgerSnapshotSchema,
   agentFacing: true,
+  example: { runId: 'run-2026-12-01-a' },
 });
 
 export const ledgerPacket = defineOperation({
@@ -462,6 +458,7 @@ export const ledgerPacket = defineOperation({
     .strict(),
   output: z.object({ runId: text(), cycle: z.number().int().positive(), packet: CriticPacketSchema, prompt: text() }),
   agentFacing: false,
+  example: { runId: 'run-2026-12-01-a', cycle: 1 },
 });
 
 export const ledgerRender = defineOperation({
@@ -477,4 +474,5 @@ export const ledgerRender = defineOperation({
   input: z.object({ ...RunIdInput, form: RenderFormSchema.default('admin') }).strict(),
   output: z.object({ runId: text(), form: RenderFormSchema, status: LedgerStatusSchema, completed: z.boolean(), text: text() }),
   agentFacing: false,
+  example: { runId: 'run-2026-12-01-a', form: 'admin' },
 });

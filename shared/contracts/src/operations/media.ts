@@ -47,14 +47,14 @@ export const mediaRegister = defineOperation({
     messageId: MessageIdSchema.optional().describe('The id of the message that carried the image; makes the registration idempotent.'),
     replyToMessageId: MessageIdSchema.optional().describe('The id of the message this one replies to.'),
     caption: text().max(4096).optional(),
-    imageBase64: z
-      .string()
+    imageBase64: text()
       .min(1, 'imageBase64 must hold the image bytes, base64-encoded')
       .max(MEDIA_MAX_BASE64_CHARS, `the image is larger than ${MEDIA_MAX_BYTES} bytes: downscale it first`)
       .describe('The raw image file bytes, standard base64 without a data: prefix.'),
   }).strict(),
   output: MediaItemSchema.extend({ alreadyRegistered: z.boolean() }),
   agentFacing: false,
+  example: { surface: 'telegram', chatKey: 'chat-42', messageId: '7', caption: 'the router label', imageBase64: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==' },
 });
 
 export const mediaRecent = defineOperation({
@@ -72,6 +72,7 @@ export const mediaRecent = defineOperation({
   }).strict(),
   output: z.object({ items: z.array(MediaItemSchema) }),
   agentFacing: true,
+  example: { surface: 'telegram', chatKey: 'chat-42', limit: 5 },
 });
 
 /** How a media reference was resolved, in the order resolution tries them. */
@@ -98,4 +99,5 @@ export const mediaResolve = defineOperation({
     otherRecentAliases: z.array(MediaAliasSchema),
   }),
   agentFacing: true,
+  example: { surface: 'telegram', chatKey: 'chat-42', alias: 'img-1' },
 });

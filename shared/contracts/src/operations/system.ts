@@ -29,6 +29,7 @@ export const systemPing = defineOperation({
   input: z.object({ service: ServiceNameSchema }).strict(),
   output: PingResultSchema,
   agentFacing: false,
+  example: { service: 'ledger-critic' },
   timeoutMs: 5_000,
   retry: { attempts: 1, backoffMs: 0 },
 });
@@ -70,4 +71,5 @@ export const systemStatus = defineOperation({
     services: z.array(ServiceStatusSchema),
   }),
   agentFacing: false,
+  example: {},
 });
