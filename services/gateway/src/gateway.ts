@@ -58,6 +58,7 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
   });
   const hub = new QueueHub({ producer, redisUrl: env.REDIS_URL, prefix: env.BULLMQ_PREFIX });
   metrics.watchQueues(hub.all());
+  await hub.listenAll();
   const startedAt = Date.now();
 
   const app = createApp({

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Queryable } from '@vouch/platform';
 
 /** How long a key is remembered. Stripe keeps keys 24 h; so do we. */
@@ -24,29 +24,35 @@ export function requestHash(operation: string, input: unknown): string {
   return createHash('sha256').update(operation).update('\0').update(canonicalJson(input)).digest('hex');
 }
 
+/**
+ * What a key holds for this request. `attempt` names the run of the
+ * operation the key belongs to now: `new` starts it (or takes over the
+ * attempt of a request that died with its gateway), `pending` is another
+ * request's attempt still in progress, which a queued operation re-attaches to.
+ */
 export type IdempotencyClaim =
-  | { kind: 'new' }
+  | { kind: 'new'; attempt: string }
   | { kind: 'replay'; status: number; body: unknown }
   | { kind: 'mismatch'; operation: string }
-  | { kind: 'pending' };
+  | { kind: 'pending'; attempt: string };
 
 /** Claims (tenant, key) for this request, or says what the key already holds. */
 export async function claimIdempotencyKey(db: Queryable, tenant: string, key: string, operation: string, hash: string): Promise<IdempotencyClaim> {
-  const inserted = await db.query(
-    `INSERT INTO idempotency_keys (tenant, key, operation, request_hash, state) VALUES ($1, $2, $3, $4, 'pending')
+  const inserted = await db.query<{ attempt: string }>(
+    `INSERT INTO idempotency_keys (tenant, key, operation, request_hash, state, attempt) VALUES ($1, $2, $3, $4, 'pending', $6)
      ON CONFLICT (tenant, key) DO UPDATE SET created_at = now()
        WHERE idempotency_keys.state = 'pending' AND idempotency_keys.request_hash = EXCLUDED.request_hash
          AND idempotency_keys.created_at < now() - make_interval(secs => $5)
-     RETURNING 1`,
-    [tenant, key, operation, hash, PENDING_TAKEOVER_SECONDS],
+     RETURNING attempt`,
+    [tenant, key, operation, hash, PENDING_TAKEOVER_SECONDS, randomUUID()],
   );
-  if (inserted.rowCount === 1) return { kind: 'new' };
-  const { rows } = await db.query(`SELECT operation, request_hash, state, status_code, response FROM idempotency_keys WHERE tenant = $1 AND key = $2`, [tenant, key]);
+  if (inserted.rows[0]) return { kind: 'new', attempt: inserted.rows[0].attempt };
+  const { rows } = await db.query(`SELECT operation, request_hash, state, status_code, response, attempt FROM idempotency_keys WHERE tenant = $1 AND key = $2`, [tenant, key]);
   const row = rows[0];
   if (!row) return claimIdempotencyKey(db, tenant, key, operation, hash); // swept between the two statements
   if (row.request_hash !== hash) return { kind: 'mismatch', operation: row.operation };
   if (row.state === 'done') return { kind: 'replay', status: row.status_code, body: row.response };
-  return { kind: 'pending' };
+  return { kind: 'pending', attempt: row.attempt };
 }
 
 /** Records the response to replay for this key. */
@@ -54,7 +60,10 @@ export async function completeIdempotencyKey(db: Queryable, tenant: string, key:
   await db.query(`UPDATE idempotency_keys SET state = 'done', status_code = $3, response = $4 WHERE tenant = $1 AND key = $2`, [tenant, key, status, JSON.stringify(body)]);
 }
 
-/** Forgets a pending key whose request failed in a way worth retrying (5xx). */
+/**
+ * Forgets a pending key whose request failed in a way worth retrying (5xx):
+ * the next request with the key claims a new attempt and runs again.
+ */
 export async function releaseIdempotencyKey(db: Queryable, tenant: string, key: string): Promise<void> {
   await db.query(`DELETE FROM idempotency_keys WHERE tenant = $1 AND key = $2 AND state = 'pending'`, [tenant, key]);
 }

@@ -1,15 +1,12 @@
-import { NotFoundError, decodeJobError, jobsGet, type JobEnvelope } from '@vouch/contracts';
-import type { Job } from 'bullmq';
+import { NotFoundError, decodeJobError, jobsGet } from '@vouch/contracts';
 import { gatewayHandler, type GatewayHandler } from './gateway-handler.js';
-import { parsePublicJobId, publicJobId, type QueueHub } from './queue-hub.js';
+import { parsePublicJobId, publicJobId, type JobSnapshot, type QueueHub } from './queue-hub.js';
 
 const KNOWN_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed']);
 
-/** A job as callers see it: state, and result or failure once finished. */
-export async function describeJob(job: Job<JobEnvelope>, publicId: string) {
-  const state = await job.getState();
-  const failed = state === 'failed';
-  const error = failed ? decodeJobError(job.failedReason) : undefined;
+/** A job as callers see it, from one consistent snapshot: state, and result or failure once finished. */
+export function describeJob({ job, state }: JobSnapshot, publicId: string) {
+  const error = state === 'failed' ? decodeJobError(job.failedReason) : undefined;
   return {
     jobId: publicId,
     operation: job.name,
@@ -29,12 +26,12 @@ export function jobsGetHandler(hub: QueueHub): GatewayHandler {
     const ref = parsePublicJobId(input.jobId);
     const notFound = () => new NotFoundError(`no job ${input.jobId} for this tenant: job ids come from 202 answers and results are kept for a day`);
     if (!ref) throw notFound();
-    let job = await hub.getJob(ref.queue, ref.id);
-    if (!job || job.data?.tenant !== caller.tenant) throw notFound();
-    if (input.wait > 0 && !(await job.isCompleted()) && !(await job.isFailed())) {
-      await job.waitUntilFinished(await hub.queueEvents(ref.queue), input.wait * 1000).catch(() => {});
-      job = (await hub.getJob(ref.queue, ref.id)) ?? job;
+    let snapshot = await hub.readJob(ref.queue, ref.id);
+    if (!snapshot || snapshot.job.data?.tenant !== caller.tenant) throw notFound();
+    if (input.wait > 0 && snapshot.state !== 'completed' && snapshot.state !== 'failed') {
+      await hub.waitFor(ref.queue, ref.id, input.wait * 1000);
+      snapshot = (await hub.readJob(ref.queue, ref.id)) ?? snapshot;
     }
-    return describeJob(job, publicJobId(ref.queue, ref.id));
+    return describeJob(snapshot, publicJobId(ref.queue, ref.id));
   });
 }

@@ -29,6 +29,8 @@ export interface RouteDeps {
 interface Answer {
   status: number;
   body: unknown;
+  /** Runs once the answer is recorded for replay and sent: lets the job's result leave Redis. */
+  afterDelivery?: (() => void) | undefined;
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
@@ -57,7 +59,14 @@ function parseInput(op: OperationDef, raw: Record<string, unknown>): Record<stri
   return parsed.data as Record<string, unknown>;
 }
 
-async function execute(op: OperationDef, input: Record<string, unknown>, caller: Caller, requestId: string, idempotencyKey: string | undefined, deps: RouteDeps): Promise<Answer> {
+async function execute(
+  op: OperationDef,
+  input: Record<string, unknown>,
+  caller: Caller,
+  requestId: string,
+  idempotency: { key: string; attempt: string } | undefined,
+  deps: RouteDeps,
+): Promise<Answer> {
   const own = deps.gatewayHandlers.get(op.name);
   if (own) {
     const output = op.output.safeParse(await own.handle(input, { caller, requestId }));
@@ -66,25 +75,25 @@ async function execute(op: OperationDef, input: Record<string, unknown>, caller:
   }
 
   const queue = queueFor(op, input);
-  const job = await deps.hub.enqueue(op, queue, { tenant: caller.tenant, input, requestId }, bullJobId(caller.tenant, op.name, idempotencyKey));
-  const jobId = publicJobId(queue, job.id!);
+  const id = bullJobId(caller.tenant, op.name, idempotency);
+  const jobId = publicJobId(queue, id);
+  const envelope = { tenant: caller.tenant, input, requestId };
   if (op.mode === 'job') {
-    return { status: 202, body: { jobId, operation: op.name, state: await job.getState(), statusUrl: `/v1/jobs/${jobId}` } };
+    await deps.hub.enqueue(op, queue, envelope, id);
+    // A fresh id was just added, so it waits; a keyed one may be an earlier request's job, further along.
+    const state = idempotency ? ((await deps.hub.readJob(queue, id))?.state ?? 'waiting') : 'waiting';
+    return { status: 202, body: { jobId, operation: op.name, state, statusUrl: `/v1/jobs/${jobId}` } };
   }
   const timeoutMs = op.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
-  try {
-    return { status: 200, body: await job.waitUntilFinished(await deps.hub.queueEvents(queue), timeoutMs) };
-  } catch (err) {
-    const fresh = await deps.hub.getJob(queue, job.id!);
-    if (fresh && (await fresh.isFailed())) throw errorFromBody(decodeJobError(fresh.failedReason));
-    if (fresh && (await fresh.isCompleted())) return { status: 200, body: fresh.returnvalue };
-    if (/timed out|timeout/i.test((err as Error).message)) {
-      throw new VouchError(ERROR_CODES.timeout, `${op.name} did not finish within ${timeoutMs} ms; it is still queued or running: poll /v1/jobs/${jobId}`, {
-        details: { jobId, statusUrl: `/v1/jobs/${jobId}`, ...(fresh ? { job: await describeJob(fresh, jobId) } : {}) },
-      });
-    }
-    throw err;
+  const outcome = await deps.hub.run(op, queue, envelope, id, { timeoutMs, mayExist: idempotency !== undefined });
+  if (outcome.kind === 'completed') {
+    return { status: 200, body: outcome.value, afterDelivery: op.ephemeral ? undefined : () => deps.hub.forget(queue, id) };
   }
+  if (outcome.kind === 'failed') throw errorFromBody(decodeJobError(outcome.failedReason));
+  const fresh = await deps.hub.readJob(queue, id).catch(() => undefined);
+  throw new VouchError(ERROR_CODES.timeout, `${op.name} did not finish within ${timeoutMs} ms; it is still queued or running: poll /v1/jobs/${jobId}`, {
+    details: { jobId, statusUrl: `/v1/jobs/${jobId}`, ...(fresh ? { job: describeJob(fresh, jobId) } : {}) },
+  });
 }
 
 function errorFromBody(body: ReturnType<typeof decodeJobError>): VouchError {
@@ -116,6 +125,7 @@ export function operationRoute(op: OperationDef, deps: RouteDeps) {
       return answerProblem(new BadInputError('Idempotency-Key must be 1-200 printable ASCII characters', [{ path: 'header.Idempotency-Key', message: 'invalid' }]));
     }
     const useKey = key !== undefined && op.http.method === 'POST';
+    let attempt: string | undefined;
     if (useKey) {
       let claim: IdempotencyClaim;
       try {
@@ -134,24 +144,27 @@ export function operationRoute(op: OperationDef, deps: RouteDeps) {
       if (claim.kind === 'pending' && deps.gatewayHandlers.has(op.name)) {
         return answerProblem(new VouchError(ERROR_CODES.idempotencyConflict, `a request with Idempotency-Key ${key} is still in progress: retry when it has finished`));
       }
-      // A pending queue operation re-attaches to the same job: its id is derived from the key.
+      // A pending queue operation re-attaches to the same job: its id is derived from the key and attempt.
+      attempt = claim.attempt;
     }
 
     let answer: Answer;
     try {
-      answer = await execute(op, input, caller, requestId, useKey ? key : undefined, deps);
+      answer = await execute(op, input, caller, requestId, useKey && attempt ? { key, attempt } : undefined, deps);
     } catch (err) {
       const problem = problemFromBody(errorBodyOf(err), { instance: req.originalUrl, requestId });
       // The answer hides internals; the log keeps them, under the request id the answer names.
       if (problem.status >= 500) req.log.error({ err, op: op.name }, `${op.name} failed: ${problem.code}`);
       if (useKey) {
-        // 4xx answers are final and replayed; 5xx ones (outage, timeout) leave the key free for a retry.
+        // 4xx answers are final and replayed. A 504 keeps the attempt: the job is still queued or
+        // running, and a retry re-attaches to it. Other 5xx answers free the key: a retry runs again.
         if (problem.status < 500) await completeIdempotencyKey(deps.pool, caller.tenant, key, problem.status, problem).catch(() => {});
-        else await releaseIdempotencyKey(deps.pool, caller.tenant, key).catch(() => {});
+        else if (problem.code !== ERROR_CODES.timeout) await releaseIdempotencyKey(deps.pool, caller.tenant, key).catch(() => {});
       }
       return sendProblem(res, problem);
     }
     if (useKey) await completeIdempotencyKey(deps.pool, caller.tenant, key, answer.status, answer.body);
     res.status(answer.status).json(answer.body);
+    answer.afterDelivery?.();
   };
 }

@@ -2,10 +2,22 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DependencyError, SERVICE_QUEUES, isQueueName, type JobEnvelope, type OperationDef, type QueueName } from '@vouch/contracts';
-import { consumerRedisOptions } from '@vouch/platform';
+import { EVENT_STREAM_MAX_LEN, consumerRedisOptions, liveWorkerCount } from '@vouch/platform';
 
 /** Retry policy for queue operations that do not name their own. */
 const DEFAULT_RETRY = { attempts: 3, backoffMs: 1_000 };
+
+/**
+ * How long a finished job stays in Redis when nobody collects it. An rpc
+ * result is removed as soon as it is delivered (DESIGN.md: Redis holds work in
+ * flight, not answers); this keeps an undelivered one (the caller got a 504
+ * and polls) for an hour. Job-mode results are read by polling, so they stay
+ * a day. Failures stay a week for the dashboard, at most 10,000 per queue.
+ */
+const RPC_RESULT_TTL_S = 3_600;
+const JOB_RESULT_TTL_S = 86_400;
+const FAILED_TTL_S = 7 * 86_400;
+const FAILED_KEEP = 10_000;
 
 /** The queue an operation's job goes to. */
 export function queueFor(op: OperationDef, input: Record<string, unknown>): QueueName {
@@ -19,12 +31,13 @@ export function queueFor(op: OperationDef, input: Record<string, unknown>): Queu
 
 /**
  * The BullMQ job id for a request. With an Idempotency-Key it is derived from
- * (tenant, operation, key), so a retried request finds the job the first one
- * added instead of adding a second (BullMQ ignores an add with an existing id).
+ * (tenant, operation, key, attempt): a request retried after a gateway crash
+ * finds the job the first one added (BullMQ ignores an add with an existing
+ * id), while a retry after a 5xx gets a new attempt id and runs again.
  */
-export function bullJobId(tenant: string, operation: string, idempotencyKey: string | undefined): string {
-  if (!idempotencyKey) return `j${randomUUID().replace(/-/g, '')}`;
-  return `k${createHash('sha256').update(`${tenant}\0${operation}\0${idempotencyKey}`).digest('hex').slice(0, 40)}`;
+export function bullJobId(tenant: string, operation: string, idempotency: { key: string; attempt: string } | undefined): string {
+  if (!idempotency) return `j${randomUUID().replace(/-/g, '')}`;
+  return `k${createHash('sha256').update(`${tenant}\0${operation}\0${idempotency.key}\0${idempotency.attempt}`).digest('hex').slice(0, 40)}`;
 }
 
 /** `<queue>.<bull id>`: the job id callers see. */
@@ -38,20 +51,46 @@ export function parsePublicJobId(publicId: string): { queue: QueueName; id: stri
   return dot > 0 && isQueueName(queue) ? { queue, id: publicId.slice(dot + 1) } : undefined;
 }
 
+/** The states a job ends in; its result or failure is written in the same script that moves it there. */
+const FINISHED = new Set(['completed', 'failed']);
+
+/** A job and its state, read so that they agree: never "completed" without its result. */
+export interface JobSnapshot {
+  job: Job<JobEnvelope>;
+  state: string;
+}
+
+/** How waiting for a job ended. */
+export type JobOutcome =
+  | { kind: 'completed'; value: unknown }
+  | { kind: 'failed'; failedReason: string }
+  | { kind: 'timeout' };
+
+interface Waiter {
+  settle(outcome: JobOutcome): void;
+}
+
 /**
  * The gateway's side of the queues: one producer Queue per service (sharing a
- * fail-fast connection) and, created on first use, one QueueEvents per queue
- * for waiting on rpc results.
+ * fail-fast connection) and one QueueEvents per queue that delivers job
+ * outcomes to whoever waits for them.
+ *
+ * Listen before you add (DESIGN.md): a QueueEvents starts reading its stream
+ * after a known entry id (the stream's last id when it was created), so every
+ * event of a job added after that is delivered, however slowly its blocking
+ * read gets going; an rpc registers its waiter before it adds the job, so the
+ * outcome cannot slip by. That is one Redis round trip per rpc besides the
+ * add, where add-then-waitUntilFinished needs an extra "already finished?"
+ * check.
  */
 export class QueueHub {
   private readonly queues = new Map<QueueName, Queue<JobEnvelope>>();
-  private readonly events = new Map<QueueName, Promise<QueueEvents>>();
+  private readonly listening = new Map<QueueName, Promise<QueueEvents>>();
+  private readonly waiters = new Map<string, Set<Waiter>>();
 
-  constructor(
-    private readonly opts: { producer: Redis; redisUrl: string; prefix: string },
-  ) {
+  constructor(private readonly opts: { producer: Redis; redisUrl: string; prefix: string }) {
     for (const name of SERVICE_QUEUES) {
-      const queue = new Queue<JobEnvelope>(name, { connection: opts.producer, prefix: opts.prefix });
+      const queue = new Queue<JobEnvelope>(name, { connection: opts.producer, prefix: opts.prefix, streams: { events: { maxLen: EVENT_STREAM_MAX_LEN } } });
       queue.on('error', () => {}); // the failed add reports the outage; the connection reconnects by itself
       this.queues.set(name, queue);
     }
@@ -65,19 +104,54 @@ export class QueueHub {
     return [...this.queues.values()];
   }
 
-  /** QueueEvents for a queue, ready to deliver completions. */
-  queueEvents(name: QueueName): Promise<QueueEvents> {
-    let ready = this.events.get(name);
+  /**
+   * Starts listening on every queue, so the first rpc after a start pays
+   * nothing extra. Best effort: a queue whose Redis is unreachable now starts
+   * listening on first use instead.
+   */
+  async listenAll(): Promise<void> {
+    await Promise.all(SERVICE_QUEUES.map((name) => this.events(name).catch(() => undefined)));
+  }
+
+  /** QueueEvents for a queue, reading from a known point of its stream. */
+  private events(name: QueueName): Promise<QueueEvents> {
+    let ready = this.listening.get(name);
     if (!ready) {
-      const qe = new QueueEvents(name, { connection: consumerRedisOptions(this.opts.redisUrl, `gateway:events:${name}`), prefix: this.opts.prefix });
-      qe.on('error', () => {}); // reconnects by itself; enqueue fails fast and reports the outage
-      // Every rpc request waiting on a result adds a listener here; hundreds at once are normal.
-      qe.setMaxListeners(10_000);
-      ready = qe.waitUntilReady().then(() => qe);
-      ready.catch(() => this.events.delete(name));
-      this.events.set(name, ready);
+      ready = this.startListening(name);
+      ready.catch(() => this.listening.delete(name));
+      this.listening.set(name, ready);
     }
     return ready;
+  }
+
+  private async startListening(name: QueueName): Promise<QueueEvents> {
+    this.assertConnected(name);
+    const streamKey = `${this.opts.prefix}:${name}:events`;
+    let lastEventId: string;
+    try {
+      const [last] = await this.opts.producer.xrevrange(streamKey, '+', '-', 'COUNT', 1);
+      lastEventId = last?.[0] ?? '0-0';
+    } catch (err) {
+      throw unreachable(name, err);
+    }
+    const qe = new QueueEvents(name, {
+      connection: consumerRedisOptions(this.opts.redisUrl, `gateway:events:${name}`),
+      prefix: this.opts.prefix,
+      lastEventId,
+    });
+    qe.on('error', () => {}); // reconnects by itself and resumes after the last entry it read
+    qe.on('completed', ({ jobId, returnvalue }) => this.settle(name, jobId, { kind: 'completed', value: returnvalue }));
+    qe.on('failed', ({ jobId, failedReason }) => this.settle(name, jobId, { kind: 'failed', failedReason }));
+    await qe.waitUntilReady();
+    return qe;
+  }
+
+  private settle(queue: QueueName, jobId: string, outcome: JobOutcome): void {
+    const key = `${queue}\0${jobId}`;
+    const set = this.waiters.get(key);
+    if (!set) return;
+    this.waiters.delete(key);
+    for (const waiter of set) waiter.settle(outcome);
   }
 
   /**
@@ -86,9 +160,7 @@ export class QueueHub {
    * request would hang instead of getting a 503 (DESIGN.md, fail fast at the edge).
    */
   private assertConnected(queue: QueueName): void {
-    if (this.opts.producer.status !== 'ready') {
-      throw new DependencyError(`the ${queue} queue is unavailable (Redis unreachable): retry in a few seconds`);
-    }
+    if (this.opts.producer.status !== 'ready') throw unreachable(queue);
   }
 
   /** Adds an operation's job. Fails at once with a DependencyError while Redis is down. */
@@ -100,26 +172,126 @@ export class QueueHub {
         jobId,
         attempts: retry.attempts,
         ...(retry.backoffMs > 0 ? { backoff: { type: 'exponential', delay: retry.backoffMs } } : {}),
-        // Results stay readable through GET /v1/jobs/:id for a day; failures for a week, for the dashboard.
-        removeOnComplete: op.mode === 'rpc' ? { age: 3_600, count: 10_000 } : { age: 86_400 },
-        removeOnFail: { age: 7 * 86_400 },
+        removeOnComplete: op.ephemeral ? true : { age: op.mode === 'rpc' ? RPC_RESULT_TTL_S : JOB_RESULT_TTL_S },
+        removeOnFail: op.ephemeral ? true : { age: FAILED_TTL_S, count: FAILED_KEEP },
       });
     } catch (err) {
-      throw new DependencyError(`the ${queue} queue is unavailable (Redis unreachable): retry in a few seconds`, err);
+      throw unreachable(queue, err);
     }
   }
 
-  async getJob(queue: QueueName, id: string): Promise<Job<JobEnvelope> | undefined> {
+  /**
+   * Adds a job and waits up to timeoutMs for its outcome, listening before
+   * the add. `mayExist`: the id is derived from an Idempotency-Key, so the job
+   * may have been added (and finished) by an earlier request; it is looked up
+   * once after the add. An ephemeral operation is refused at once when no
+   * worker is connected to its queue, and its job is removed when nobody
+   * waits for it any more.
+   */
+  async run(op: OperationDef, queue: QueueName, envelope: JobEnvelope, jobId: string, opts: { timeoutMs: number; mayExist: boolean }): Promise<JobOutcome> {
+    this.assertConnected(queue);
+    if (op.ephemeral && (await this.workerCount(queue)) === 0) {
+      throw new DependencyError(`no ${queue} worker is connected: the service is not running; start it, then retry`);
+    }
+    await this.events(queue);
+    const key = `${queue}\0${jobId}`;
+    let timer: NodeJS.Timeout | undefined;
+    let waiter: Waiter | undefined;
+    const outcome = new Promise<JobOutcome>((resolve) => {
+      waiter = { settle: resolve };
+      timer = setTimeout(() => resolve({ kind: 'timeout' }), opts.timeoutMs);
+    });
+    const set = this.waiters.get(key) ?? new Set<Waiter>();
+    set.add(waiter!);
+    this.waiters.set(key, set);
+    try {
+      await this.enqueue(op, queue, envelope, jobId);
+      if (opts.mayExist) {
+        const existing = await this.readJob(queue, jobId);
+        if (existing?.state === 'completed') waiter!.settle({ kind: 'completed', value: existing.job.returnvalue });
+        else if (existing?.state === 'failed') waiter!.settle({ kind: 'failed', failedReason: existing.job.failedReason });
+      }
+      const result = await outcome;
+      if (result.kind === 'timeout' && op.ephemeral) void this.queue(queue).remove(jobId).catch(() => {});
+      return result;
+    } finally {
+      clearTimeout(timer);
+      set.delete(waiter!);
+      if (set.size === 0 && this.waiters.get(key) === set) this.waiters.delete(key);
+    }
+  }
+
+  /** Waits up to timeoutMs for an already added job to finish; resolves at once if it has. */
+  async waitFor(queue: QueueName, jobId: string, timeoutMs: number): Promise<void> {
+    await this.events(queue);
+    const key = `${queue}\0${jobId}`;
+    let timer: NodeJS.Timeout | undefined;
+    let waiter: Waiter | undefined;
+    const finished = new Promise<void>((resolve) => {
+      waiter = { settle: () => resolve() };
+      timer = setTimeout(resolve, timeoutMs);
+    });
+    const set = this.waiters.get(key) ?? new Set<Waiter>();
+    set.add(waiter!);
+    this.waiters.set(key, set);
+    try {
+      const now = await this.readJob(queue, jobId);
+      if (!now || FINISHED.has(now.state)) return;
+      await finished;
+    } finally {
+      clearTimeout(timer);
+      set.delete(waiter!);
+      if (set.size === 0 && this.waiters.get(key) === set) this.waiters.delete(key);
+    }
+  }
+
+  /**
+   * A job and its state from reads that agree. BullMQ moves a job to its
+   * final state and writes its result in one script, so a state read first
+   * and the fields read after it can only be newer: when the state says
+   * finished the fields hold the outcome. When the fields show a job that
+   * finished after the state was read, read again.
+   */
+  async readJob(queue: QueueName, id: string): Promise<JobSnapshot | undefined> {
     this.assertConnected(queue);
     try {
-      return (await this.queue(queue).getJob(id)) ?? undefined;
+      let snapshot: JobSnapshot | undefined;
+      // A job retried from the dashboard leaves its finished state; a few reads settle any race.
+      for (let tries = 0; tries < 5; tries++) {
+        const state = await this.queue(queue).getJobState(id);
+        const job = await this.queue(queue).getJob(id);
+        if (!job) return undefined;
+        snapshot = { job, state };
+        if (FINISHED.has(state) || !job.finishedOn) break;
+      }
+      return snapshot;
     } catch (err) {
-      throw new DependencyError('Redis is unreachable: retry in a few seconds', err);
+      throw unreachable(queue, err);
+    }
+  }
+
+  /** Forgets a finished job whose outcome was delivered, so its result does not sit in Redis. */
+  forget(queue: QueueName, id: string): void {
+    void this.queue(queue).remove(id).catch(() => {});
+  }
+
+  /** Workers consuming a queue: those whose heartbeat is fresh. */
+  async workerCount(queue: QueueName): Promise<number> {
+    this.assertConnected(queue);
+    try {
+      return await liveWorkerCount(this.opts.producer, this.opts.prefix, queue);
+    } catch (err) {
+      throw unreachable(queue, err);
     }
   }
 
   async close(): Promise<void> {
-    for (const [, ready] of this.events) await ready.then((qe) => qe.close()).catch(() => {});
+    for (const waiters of this.waiters.values()) for (const w of waiters) w.settle({ kind: 'timeout' });
+    for (const [, ready] of this.listening) await ready.then((qe) => qe.close()).catch(() => {});
     for (const q of this.queues.values()) await q.close().catch(() => {});
   }
+}
+
+function unreachable(queue: QueueName, cause?: unknown): DependencyError {
+  return new DependencyError(`the ${queue} queue is unavailable (Redis unreachable): retry in a few seconds`, cause);
 }

@@ -1,27 +1,25 @@
-import { SERVICE_QUEUES, SYSTEM_JOBS, SYSTEM_TENANT, systemStatus, PingResultSchema, type PingResult, type QueueName } from '@vouch/contracts';
+import { SERVICE_QUEUES, SYSTEM_TENANT, systemPing, systemStatus, PingResultSchema, type PingResult, type QueueName } from '@vouch/contracts';
 import { QUEUE_STATES, pingPostgres, pingRedis, type Pool, type QueueState } from '@vouch/platform';
 import type { Redis } from 'ioredis';
 import { gatewayHandler, type GatewayHandler } from './gateway-handler.js';
-import type { QueueHub } from './queue-hub.js';
+import { bullJobId, type QueueHub } from './queue-hub.js';
 
 /** A service that does not answer a ping within this is reported down. */
 const PING_TIMEOUT_MS = 2_000;
 
 async function pingService(hub: QueueHub, queue: QueueName): Promise<{ ping: PingResult | null; reason?: string }> {
-  const job = await hub.queue(queue).add(SYSTEM_JOBS.ping, { tenant: SYSTEM_TENANT, input: {} }, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
-  try {
-    const result = await job.waitUntilFinished(await hub.queueEvents(queue), PING_TIMEOUT_MS);
-    const parsed = PingResultSchema.safeParse(result);
-    return parsed.success ? { ping: parsed.data } : { ping: null, reason: 'the service answered with an unexpected ping result' };
-  } catch (err) {
-    // An unanswered ping must not stay behind in the queue for a worker that starts later.
-    await job.remove().catch(() => {});
-    return { ping: null, reason: `no answer within ${PING_TIMEOUT_MS} ms (${(err as Error).message})` };
-  }
+  const outcome = await hub.run(systemPing, queue, { tenant: SYSTEM_TENANT, input: { service: queue } }, bullJobId(SYSTEM_TENANT, systemPing.name, undefined), {
+    timeoutMs: PING_TIMEOUT_MS,
+    mayExist: false,
+  });
+  if (outcome.kind === 'timeout') return { ping: null, reason: `no answer to a ping within ${PING_TIMEOUT_MS} ms: the service is connected but busy or stuck` };
+  if (outcome.kind === 'failed') return { ping: null, reason: 'the service failed the ping: see its logs' };
+  const parsed = PingResultSchema.safeParse(outcome.value);
+  return parsed.success ? { ping: parsed.data } : { ping: null, reason: 'the service answered with an unexpected ping result' };
 }
 
 /**
- * GET /v1/system/status: for every service queue, the workers Redis sees, a
+ * GET /v1/system/status: for every service queue, the workers whose heartbeat is fresh, a
  * ping through the queue (only when a worker is connected, so pings never pile
  * up in the queue of a service that is not deployed) and the job counts.
  */
@@ -34,8 +32,8 @@ export function systemStatusHandler(deps: { hub: QueueHub; pool: Pool; producer:
         if (!redisUp) {
           return { service: name, up: false, workers: 0, ping: null, reason: 'Redis is unreachable', queue: emptyCounts() };
         }
-        const [workers, counts] = await Promise.all([queue.getWorkersCount(), queue.getJobCounts(...COUNT_STATES)]);
-        const { ping, reason } = workers > 0 ? await pingService(deps.hub, name) : { ping: null, reason: 'no worker is connected to the queue' };
+        const [workers, counts] = await Promise.all([deps.hub.workerCount(name), queue.getJobCounts(...COUNT_STATES)]);
+        const { ping, reason } = workers > 0 ? await pingService(deps.hub, name).catch(() => ({ ping: null, reason: 'the ping could not be sent: Redis is unreachable' })) : { ping: null, reason: 'no worker is connected to the queue' };
         return {
           service: name,
           up: ping !== null,

@@ -52,9 +52,11 @@ describe('idempotency fingerprints', () => {
 });
 
 describe('job ids', () => {
-  it('derive a stable id from tenant, operation and Idempotency-Key', () => {
-    expect(bullJobId('acme', 'ledger.open', 'k1')).toBe(bullJobId('acme', 'ledger.open', 'k1'));
-    expect(bullJobId('acme', 'ledger.open', 'k1')).not.toBe(bullJobId('globex', 'ledger.open', 'k1'));
+  it('derive a stable id from tenant, operation, Idempotency-Key and attempt', () => {
+    const k1 = { key: 'k1', attempt: 'a1' };
+    expect(bullJobId('acme', 'ledger.open', k1)).toBe(bullJobId('acme', 'ledger.open', { ...k1 }));
+    expect(bullJobId('acme', 'ledger.open', k1)).not.toBe(bullJobId('globex', 'ledger.open', k1));
+    expect(bullJobId('acme', 'ledger.open', k1)).not.toBe(bullJobId('acme', 'ledger.open', { key: 'k1', attempt: 'a2' }));
     expect(bullJobId('acme', 'ledger.open', undefined)).not.toBe(bullJobId('acme', 'ledger.open', undefined));
   });
   it('carry their queue in the public id', () => {

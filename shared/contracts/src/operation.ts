@@ -41,6 +41,12 @@ export interface OperationDef<I extends z.ZodType = z.ZodType, O extends z.ZodTy
   example: z.input<I>;
   /** How long the gateway waits on an rpc operation before answering 504 with the job id. */
   timeoutMs?: number;
+  /**
+   * The job is worthless once its caller stops waiting (a ping): the gateway
+   * refuses it at once when no worker is connected, removes it when the wait
+   * times out, and keeps no result.
+   */
+  ephemeral?: boolean;
   /** BullMQ retry policy for queue-owned operations: attempts and base of the exponential backoff. */
   retry?: { attempts: number; backoffMs: number };
 }

@@ -10,6 +10,7 @@ export * from './postgres.js';
 export * from './metrics.js';
 export * from './handlers.js';
 export * from './worker.js';
+export * from './worker-presence.js';
 export * from './health.js';
 export * from './ops-server.js';
 export * from './lifecycle.js';

@@ -6,7 +6,7 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type PlatformMetrics } from './metrics.js';
 import { startOpsServer, type OpsServer } from './ops-server.js';
 import { createPool, pendingMigrations, pingPostgres, runMigrations, type Pool } from './postgres.js';
-import { consumerRedisOptions, createConsumerRedis, closeRedis, pingRedis } from './redis.js';
+import { EVENT_STREAM_MAX_LEN, consumerRedisOptions, createConsumerRedis, closeRedis, pingRedis } from './redis.js';
 import { startServiceWorker, type ServiceWorker } from './worker.js';
 
 /** Config every queue service has: the common variables plus its port and concurrency. */
@@ -74,7 +74,7 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
 
     const redis = createConsumerRedis(env.REDIS_URL, `${spec.service}:health`);
     closers.push(() => closeRedis(redis));
-    const ownQueue = new Queue(spec.queue, { connection: redis, prefix: env.BULLMQ_PREFIX });
+    const ownQueue = new Queue(spec.queue, { connection: redis, prefix: env.BULLMQ_PREFIX, streams: { events: { maxLen: EVENT_STREAM_MAX_LEN } } });
     closers.unshift(() => ownQueue.close());
     metrics.watchQueues([ownQueue]);
 

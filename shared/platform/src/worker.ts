@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
 import {
   ERROR_CODES,
   SYSTEM_JOBS,
@@ -15,6 +16,7 @@ import {
 import { assertHandlersComplete, type OperationHandler } from './handlers.js';
 import type { Logger } from './logger.js';
 import type { PlatformMetrics } from './metrics.js';
+import { startPresence } from './worker-presence.js';
 
 export interface ServiceWorkerOptions {
   service: string;
@@ -146,9 +148,17 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
   // Without a listener an 'error' (Redis gone) would be an unhandled event and kill the process.
   worker.on('error', (err) => logger.error({ err }, 'worker error'));
 
+  // Heartbeats tell the gateway a worker consumes this queue (worker-presence.ts).
+  const presenceRedis = new Redis({ ...(opts.connection as RedisOptions), maxRetriesPerRequest: null, lazyConnect: false });
+  presenceRedis.on('error', () => {}); // reconnects by itself; a missed beat only ages the heartbeat
+  const presence = startPresence(presenceRedis, opts.prefix, opts.queue);
+
   return {
     worker,
     async close(graceMs) {
+      // First stop being counted as a consumer, so no new ping is sent here while we stop.
+      await presence.stop();
+      presenceRedis.disconnect();
       let timer: NodeJS.Timeout | undefined;
       const graceful = worker.close().then(() => 'closed' as const);
       const deadline = new Promise<'deadline'>((resolve) => {

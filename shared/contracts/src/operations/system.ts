@@ -31,6 +31,7 @@ export const systemPing = defineOperation({
   agentFacing: false,
   example: { service: 'ledger-critic' },
   timeoutMs: 5_000,
+  ephemeral: true,
   retry: { attempts: 1, backoffMs: 0 },
 });
 
@@ -47,7 +48,7 @@ export const QueueCountsSchema = z.object({
 export const ServiceStatusSchema = z.object({
   service: text(),
   up: z.boolean(),
-  /** Workers connected to the queue, as Redis reports them. */
+  /** Workers consuming the queue: those whose heartbeat is fresh (a few seconds). */
   workers: z.number().int(),
   ping: PingResultSchema.nullable(),
   /** Why the ping did not answer, when it did not. */
