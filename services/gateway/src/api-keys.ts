@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { SCOPES, SYSTEM_TENANT, type Scope } from '@vouch/contracts';
+import { OPERATOR_TENANT, SCOPES, SYSTEM_TENANT, type Scope } from '@vouch/contracts';
 import type { Queryable } from '@vouch/platform';
 
 /** Who is calling: resolved from a bearer API key. */
@@ -7,6 +7,11 @@ export interface Caller {
   keyId: string;
   tenant: string;
   scopes: Scope[];
+}
+
+/** Whether a caller holds an operator key: the queue dashboard's credential, which reaches no tenant's operations. */
+export function isOperator(caller: Caller): boolean {
+  return caller.tenant === OPERATOR_TENANT;
 }
 
 export interface ApiKeyRecord {
@@ -44,7 +49,19 @@ export function tenantProblem(tenant: string): string | undefined {
 export async function createApiKey(db: Queryable, opts: { tenant: string; scopes?: Scope[]; name?: string }): Promise<{ key: string; record: ApiKeyRecord }> {
   const problem = tenantProblem(opts.tenant);
   if (problem) throw new Error(`invalid tenant ${JSON.stringify(opts.tenant)}: ${problem}`);
-  const scopes = opts.scopes?.length ? [...new Set(opts.scopes)] : DEFAULT_SCOPES;
+  return insertKey(db, opts.tenant, opts.scopes?.length ? [...new Set(opts.scopes)] : DEFAULT_SCOPES, opts.name);
+}
+
+/**
+ * Creates an operator key: it opens the queue dashboard (every tenant's jobs)
+ * and nothing else. Only someone with the database, through the keys CLI, can
+ * make one; no tenant key, whatever its scopes, can.
+ */
+export async function createOperatorKey(db: Queryable, opts: { name?: string } = {}): Promise<{ key: string; record: ApiKeyRecord }> {
+  return insertKey(db, OPERATOR_TENANT, ['admin'], opts.name);
+}
+
+async function insertKey(db: Queryable, tenant: string, scopes: Scope[], name: string | undefined): Promise<{ key: string; record: ApiKeyRecord }> {
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length) throw new Error(`unknown scope ${unknown.join(', ')}: choose from ${SCOPES.join(', ')}`);
   const id = randomBytes(9).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 12).padEnd(12, '0');
@@ -52,7 +69,7 @@ export async function createApiKey(db: Queryable, opts: { tenant: string; scopes
   const { rows } = await db.query(
     `INSERT INTO api_keys (id, tenant, name, scopes, key_hash) VALUES ($1, $2, $3, $4, $5)
      RETURNING id, tenant, name, scopes, created_at, last_used_at, revoked_at`,
-    [id, opts.tenant, opts.name ?? null, scopes, hashKey(key)],
+    [id, tenant, name ?? null, scopes, hashKey(key)],
   );
   return { key, record: toRecord(rows[0]) };
 }

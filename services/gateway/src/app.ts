@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import { ERROR_CODES, OPERATIONS, buildOpenApiDocument, buildToolManifest, gatewayOperations, type OperationDef } from '@vouch/contracts';
 import { assertHandlersComplete, checkReadiness, type Logger, type Pool, type ReadinessCheck } from '@vouch/platform';
 import type { Registry } from 'prom-client';
@@ -11,6 +8,7 @@ import { authenticateApiKey, type Caller } from './api-keys.js';
 import type { GatewayHandler } from './gateway-handler.js';
 import { httpMetrics } from './http-metrics.js';
 import { operationRoute } from './operation-route.js';
+import { DASHBOARD_PATH, queueDashboard } from './queue-dashboard.js';
 import { errorBodyOf, problemFromBody, sendProblem } from './problem.js';
 import type { QueueHub } from './queue-hub.js';
 
@@ -24,6 +22,8 @@ export interface AppDeps {
   readiness: readonly ReadinessCheck[];
   /** Largest JSON body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** Whether operators may change queues from the dashboard (pause, retry, clean, add); read-only otherwise. */
+  dashboardWritable?: boolean;
   operations?: readonly OperationDef[];
 }
 
@@ -92,17 +92,7 @@ export function createApp(deps: AppDeps): express.Express {
     next();
   };
 
-  // The queue dashboard, for operators holding an admin key.
-  const board = new ExpressAdapter();
-  board.setBasePath('/admin/queues');
-  createBullBoard({ queues: deps.hub.all().map((q) => new BullMQAdapter(q, { readOnlyMode: false })), serverAdapter: board });
-  app.use('/admin/queues', route('/admin/queues'), authenticate, (req, res, next) => {
-    const caller = res.locals.caller as Caller;
-    if (!caller.scopes.includes('admin')) {
-      return sendProblem(res, problemFromBody({ code: ERROR_CODES.forbidden, message: 'the queue dashboard needs a key with the admin scope' }, { instance: req.originalUrl }));
-    }
-    next();
-  }, board.getRouter());
+  app.use(DASHBOARD_PATH, route(DASHBOARD_PATH), queueDashboard(deps));
 
   const json = express.json({ limit: deps.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
   for (const op of operations) {

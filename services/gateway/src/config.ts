@@ -8,6 +8,8 @@ export const gatewayEnvSchema = commonEnvSchema.extend({
   HOST: z.string().default('0.0.0.0'),
   /** Largest image accepted by media.register, in bytes. */
   MEDIA_MAX_BYTES: z.coerce.number().int().min(1_024).max(MEDIA_MAX_BYTES).default(MEDIA_MAX_BYTES),
+  /** Lets operators pause, retry, clean and add jobs from /admin/queues; read-only by default. */
+  DASHBOARD_WRITABLE: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false').transform((v) => v === 'true'),
 });
 export type GatewayEnv = z.infer<typeof gatewayEnvSchema>;
 

@@ -68,6 +68,7 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
     registry: metrics.registry,
     version: GATEWAY_VERSION,
     bodyLimitBytes: bodyLimitFor(env),
+    dashboardWritable: env.DASHBOARD_WRITABLE,
     ...(opts.operations ? { operations: opts.operations } : {}),
     handlers: [
       systemStatusHandler({ hub, pool, producer, version: GATEWAY_VERSION, startedAt }),

@@ -9,7 +9,7 @@ import {
   type OperationDef,
 } from '@vouch/contracts';
 import type { Pool } from '@vouch/platform';
-import type { Caller } from './api-keys.js';
+import { isOperator, type Caller } from './api-keys.js';
 import type { GatewayHandler } from './gateway-handler.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash, type IdempotencyClaim } from './idempotency.js';
 import { describeJob } from './jobs-operation.js';
@@ -110,6 +110,9 @@ export function operationRoute(op: OperationDef, deps: RouteDeps) {
     const caller = res.locals.caller as Caller;
     const requestId = res.locals.requestId as string;
     const answerProblem = (err: unknown) => sendProblem(res, problemFromBody(errorBodyOf(err), { instance: req.originalUrl, requestId }));
+    if (isOperator(caller)) {
+      return answerProblem(new VouchError(ERROR_CODES.forbidden, `an operator key opens the queue dashboard only; ${op.name} runs in a tenant: use that tenant's key`));
+    }
     if (!caller.scopes.includes(op.scope) && !caller.scopes.includes('admin')) {
       return answerProblem(new VouchError(ERROR_CODES.forbidden, `this API key lacks the ${op.scope} scope needed for ${op.name}: create a key with --scopes ${op.scope}`));
     }

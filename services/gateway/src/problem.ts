@@ -58,6 +58,6 @@ export function errorBodyOf(err: unknown): ErrorBody {
 
 export function sendProblem(res: Response, problem: Problem): void {
   if (problem.status === 503) res.setHeader('Retry-After', '5');
-  if (problem.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="vouch"');
+  if (problem.status === 401 && !res.hasHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', 'Bearer realm="vouch"');
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
 }

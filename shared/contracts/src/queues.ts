@@ -25,3 +25,10 @@ export const SYSTEM_JOBS = {
 
 /** The tenant of jobs vouch adds for itself (pings); no API key may belong to it. */
 export const SYSTEM_TENANT = 'system';
+
+/**
+ * The tenant of operator keys (`npm run keys -- create --operator`). Its "@"
+ * is outside the tenant name pattern, so no tenant key has ever carried it and
+ * none can be made with it: operators are not tenants (DESIGN.md).
+ */
+export const OPERATOR_TENANT = '@operators';

@@ -1,5 +1,6 @@
 /**
  * API key administration: `npm run keys -- create --tenant NAME [--scopes a,b] [--name LABEL] [--json]`,
+ * `npm run keys -- create --operator [--name LABEL] [--json]` (the queue dashboard's credential),
  * `npm run keys -- list [--tenant NAME] [--json]`, `npm run keys -- revoke ID`.
  * Reads DATABASE_URL (and DB_SCHEMA) like the gateway; applies its migrations first.
  */
@@ -7,11 +8,12 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { SCOPES, type Scope } from '@vouch/contracts';
 import { createPool, defaultSchema, loadConfigOrExit, runMigrations } from '@vouch/platform';
-import { createApiKey, listApiKeys, revokeApiKey } from '../api-keys.js';
+import { createApiKey, createOperatorKey, listApiKeys, revokeApiKey } from '../api-keys.js';
 import { MIGRATIONS_DIR } from '../gateway.js';
 
 const USAGE = `usage:
   npm run keys -- create --tenant NAME [--scopes ${SCOPES.join(',')}] [--name LABEL] [--json]
+  npm run keys -- create --operator [--name LABEL] [--json]     (opens /admin/queues; reaches no tenant's operations)
   npm run keys -- list [--tenant NAME] [--json]
   npm run keys -- revoke KEY_ID`;
 
@@ -32,7 +34,7 @@ const { values, positionals } = (() => {
   try {
     return parseArgs({
       allowPositionals: true,
-      options: { tenant: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean', default: false } },
+      options: { tenant: { type: 'string' }, operator: { type: 'boolean', default: false }, scopes: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean', default: false } },
     });
   } catch (err) {
     return fail((err as Error).message);
@@ -45,11 +47,14 @@ await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: MIGRATIONS_DIR
 const pool = createPool({ url: env.DATABASE_URL, schema, max: 1 });
 try {
   if (command === 'create') {
-    if (!values.tenant) fail('create needs --tenant NAME');
+    if (values.operator && (values.tenant || values.scopes)) fail('an operator key has no tenant and no scopes: drop --tenant and --scopes');
+    if (!values.operator && !values.tenant) fail('create needs --tenant NAME (or --operator for a queue dashboard key)');
     const scopes = values.scopes?.split(',').map((s) => s.trim()).filter(Boolean) as Scope[] | undefined;
     let created;
     try {
-      created = await createApiKey(pool, { tenant: values.tenant, ...(scopes ? { scopes } : {}), ...(values.name ? { name: values.name } : {}) });
+      created = values.operator
+        ? await createOperatorKey(pool, values.name ? { name: values.name } : {})
+        : await createApiKey(pool, { tenant: values.tenant!, ...(scopes ? { scopes } : {}), ...(values.name ? { name: values.name } : {}) });
     } catch (err) {
       fail((err as Error).message);
     }
