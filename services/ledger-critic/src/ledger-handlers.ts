@@ -17,7 +17,7 @@ import type { z } from 'zod';
 import { buildCriticPrompt } from './domain/critic-packet.js';
 import { concludeCompletionReview, openLedger, planCompletionReview, recordEvidence, type Decision, type LlmCriticResult } from './domain/ledger-commands.js';
 import type { LedgerEvent } from './domain/ledger-events.js';
-import { toLedgerSnapshot, type LedgerState } from './domain/replay-ledger.js';
+import { toLedgerSnapshot, toLedgerView, type LedgerState } from './domain/replay-ledger.js';
 import { renderLedger } from './domain/render-ledger.js';
 import { isClosed } from './domain/terminal-status.js';
 import { LedgerCache, freezeApplied, loadCommitted } from './ledger-cache.js';
@@ -58,7 +58,7 @@ export interface LedgerCommands {
   open(caller: LedgerCaller, input: Input<typeof ledgerOpen>): Promise<OperationOutput<typeof ledgerOpen>>;
   recordEvidence(caller: LedgerCaller, input: Input<typeof ledgerRecordEvidence>): Promise<OperationOutput<typeof ledgerRecordEvidence>>;
   proposeCompletion(caller: LedgerCaller, input: Input<typeof ledgerProposeCompletion>): Promise<CritiqueOutcome>;
-  get(caller: Pick<LedgerCaller, 'tenant'>, input: Input<typeof ledgerGet>): Promise<OperationOutput<typeof ledgerGet>>;
+  get(caller: Pick<LedgerCaller, 'tenant'>, input: z.input<(typeof ledgerGet)['input']>): Promise<OperationOutput<typeof ledgerGet>>;
   packet(caller: Pick<LedgerCaller, 'tenant'>, input: Input<typeof ledgerPacket>): Promise<OperationOutput<typeof ledgerPacket>>;
   render(caller: Pick<LedgerCaller, 'tenant'>, input: Input<typeof ledgerRender>): Promise<OperationOutput<typeof ledgerRender>>;
 }
@@ -163,7 +163,7 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
       const key = { tenant: caller.tenant, runId: input.runId };
       return write(key, { jobId: caller.jobId, operation: ledgerOpen.name }, (state) => {
         const decision = openLedger(state, { runId: input.runId, goal: input.goal, policy: input.policy, cycleBudget: input.cycleBudget ?? deps.cycleBudget, at: now() });
-        return { ...decision, result: { ...toLedgerSnapshot(decision.state), alreadyOpened: decision.alreadyOpened } };
+        return { ...decision, result: { ...toLedgerView(decision.state), alreadyOpened: decision.alreadyOpened } };
       });
     },
 
@@ -220,7 +220,8 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
     },
 
     async get(caller, input) {
-      return toLedgerSnapshot(await read(caller.tenant, input.runId));
+      const page = ledgerGet.input.parse(input);
+      return toLedgerView(await read(caller.tenant, page.runId), { after: page.evidenceAfter, limit: page.evidenceLimit });
     },
 
     async packet(caller, input) {

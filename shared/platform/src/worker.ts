@@ -36,6 +36,8 @@ export interface ServiceWorkerOptions {
    * Long CPU or GPU work needs a value above its longest event-loop stall.
    */
   lockDuration?: number;
+  /** Largest result, as JSON bytes, a job may return (RESULT_MAX_BYTES by default). */
+  maxResultBytes?: number;
   /** How often this worker looks for jobs whose lock expired. */
   stalledInterval?: number;
   maxStalledCount?: number;
@@ -47,6 +49,14 @@ export interface ServiceWorker {
   /** Stops taking jobs and waits up to graceMs for running ones, then forces the close. */
   close(graceMs: number): Promise<{ forced: boolean }>;
 }
+
+/**
+ * Largest job result, as JSON. A result travels through Redis twice (the job
+ * hash and the events stream) in a server that runs noeviction, so a large
+ * read is paged by its operation (ledger.get pages its evidence) and a result
+ * past this cap is refused as a bug rather than stored.
+ */
+export const RESULT_MAX_BYTES = 1024 * 1024;
 
 /** Validation errors reported by the bootstrap before a handler runs. */
 function badInput(op: OperationDef, issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ErrorBody {
@@ -81,6 +91,7 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
   const startedAt = Date.now();
   const host = hostname();
   const { metrics, logger } = opts;
+  const maxResultBytes = opts.maxResultBytes ?? RESULT_MAX_BYTES;
 
   const processor = async (job: Job<JobEnvelope>): Promise<unknown> => {
     if (job.name === SYSTEM_JOBS.ping) {
@@ -119,6 +130,12 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
     if (!checked.success) {
       // A handler that breaks its own contract is a bug; retrying will not fix it.
       const message = `${op.name}: handler returned output that breaks the contract: ${describeFieldIssues(fieldIssuesFromZod(checked.error.issues, 'output'))}`;
+      jobLogger.error(message);
+      throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message }));
+    }
+    const bytes = Buffer.byteLength(JSON.stringify(checked.data) ?? '');
+    if (bytes > maxResultBytes) {
+      const message = `${op.name}: its result is ${bytes} bytes, above the ${maxResultBytes}-byte cap on job results: ask for a smaller page`;
       jobLogger.error(message);
       throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message }));
     }

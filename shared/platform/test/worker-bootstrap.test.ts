@@ -75,6 +75,8 @@ describe('startServiceWorker', () => {
       connection,
       prefix: prefix.prefix,
       concurrency: 2,
+      // n above 10,000 doubles past 5 digits: the test of the result cap uses it.
+      maxResultBytes: 16,
       logger: createLogger({ service: 'bootstrap-test', level: 'silent' }),
       metrics,
     });
@@ -135,6 +137,13 @@ describe('startServiceWorker', () => {
     expect(failed.attemptsMade).toBe(1);
     expect(error.code).toBe('INTERNAL');
     expect(error.message).toContain('output.doubled');
+  });
+
+  it('refuses a result above the cap instead of storing it in Redis, without retries', async () => {
+    const job = await queue.add('test.double', { tenant: 't1', input: { n: 12_345_678 } }, { attempts: 3 });
+    const { job: failed, error } = await failure(job.id!);
+    expect(failed.attemptsMade).toBe(1);
+    expect(error).toEqual({ code: 'INTERNAL', message: 'test.double: its result is 20 bytes, above the 16-byte cap on job results: ask for a smaller page' });
   });
 
   it('counts outcomes and durations per queue', async () => {

@@ -1,3 +1,4 @@
+import { EVIDENCE_PAGE, type LedgerView } from '@vouch/contracts';
 import type { CriticPacket, LedgerSnapshot } from '@vouch/contracts';
 import type { LedgerEvent } from './ledger-events.js';
 import { canTransition } from './terminal-status.js';
@@ -105,4 +106,17 @@ export function applyEvents(state: LedgerState | undefined, events: Iterable<Led
 export function toLedgerSnapshot(state: LedgerState): LedgerSnapshot {
   const { packets: _packets, ...snapshot } = state;
   return snapshot;
+}
+
+/**
+ * The ledger as a read returns it: the snapshot with the page of evidence
+ * after seq `after` (evidence is kept in seq order), and where the next page starts.
+ */
+export function toLedgerView(state: LedgerState, page: { after: number; limit: number } = { after: 0, limit: EVIDENCE_PAGE.default }): LedgerView {
+  const snapshot = toLedgerSnapshot(state);
+  const start = state.evidence.findIndex((e) => e.seq > page.after);
+  const evidence = start < 0 ? [] : state.evidence.slice(start, start + page.limit);
+  const last = evidence.at(-1);
+  const more = start >= 0 && start + page.limit < state.evidence.length;
+  return { ...snapshot, evidence, evidencePage: { total: state.evidence.length, after: page.after, limit: page.limit, nextAfter: more && last ? last.seq : null } };
 }

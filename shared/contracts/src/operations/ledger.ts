@@ -234,6 +234,27 @@ export const LedgerSnapshotSchema = z.object({
 });
 export type LedgerSnapshot = z.infer<typeof LedgerSnapshotSchema>;
 
+/**
+ * Evidence comes back a page at a time: a ledger holds up to 10,000 items and
+ * a read that returned them all (8 MB) sat in Redis on its way to the caller.
+ */
+export const EVIDENCE_PAGE = { default: 100, max: 500 } as const;
+
+/** Where a page of evidence sits in the ledger, and how to ask for the next one. */
+export const EvidencePageSchema = z.object({
+  /** Evidence items in the ledger. */
+  total: z.number().int().nonnegative(),
+  /** The page starts after this seq (0: from the first). */
+  after: z.number().int().nonnegative(),
+  limit: z.number().int().positive(),
+  /** Pass as evidenceAfter for the next page; null on the last page. */
+  nextAfter: z.number().int().positive().nullable(),
+});
+
+/** A ledger as reads return it: the snapshot with one page of its evidence. */
+export const LedgerViewSchema = LedgerSnapshotSchema.extend({ evidencePage: EvidencePageSchema });
+export type LedgerView = z.infer<typeof LedgerViewSchema>;
+
 /** Evidence as the critic sees it: no raw reference, summary clipped. */
 export const PacketEvidenceSchema = CompletionEvidenceSchema.omit({ rawRef: true, recordedAt: true });
 export type PacketEvidence = z.infer<typeof PacketEvidenceSchema>;
@@ -357,7 +378,7 @@ export const ledgerOpen = defineOperation({
         .describe(`Reviews allowed before unresolved changes end the run as incomplete_verification; the service default is ${DEFAULT_CYCLE_BUDGET}.`),
     })
     .strict(),
-  output: LedgerSnapshotSchema.extend({ alreadyOpened: z.boolean() }),
+  output: LedgerViewSchema.extend({ alreadyOpened: z.boolean() }),
   agentFacing: true,
   example: { runId: 'run-2026-12-01-a', goal: 'Set the router baud rate to 115200 and confirm it', policy: 'full' },
 });
@@ -431,15 +452,28 @@ export const ledgerProposeCompletion = defineOperation({
 export const ledgerGet = defineOperation({
   name: 'ledger.get',
   summary: 'Read a run ledger',
-  description: 'Returns the ledger of a run: goal, status, the claims of the latest completion attempt with their evidence, recorded evidence, critiques and unresolved items.',
+  description:
+    'Returns the ledger of a run: goal, status, the claims of the latest completion attempt with their evidence, critiques, unresolved items, ' +
+    `and one page of the recorded evidence (${EVIDENCE_PAGE.default} items by default, in recording order): pass evidencePage.nextAfter as evidenceAfter for the next page.`,
   owner: { queue: QUEUES.ledgerCritic },
   mode: 'rpc',
   http: { method: 'GET', path: '/v1/ledgers/:runId' },
   scope: 'ledger:read',
-  input: z.object(RunIdInput).strict(),
-  output: LedgerSnapshotSchema,
+  input: z
+    .object({
+      ...RunIdInput,
+      evidenceAfter: z.coerce.number().int('evidenceAfter is an evidence seq: pass evidencePage.nextAfter from the previous page').min(0).max(LEDGER_LIMITS.evidencePerLedger).default(0),
+      evidenceLimit: z.coerce
+        .number()
+        .int('evidenceLimit is a whole number of items')
+        .min(1, 'evidenceLimit is at least 1')
+        .max(EVIDENCE_PAGE.max, `evidenceLimit is at most ${EVIDENCE_PAGE.max}: page through the rest with evidenceAfter`)
+        .default(EVIDENCE_PAGE.default),
+    })
+    .strict(),
+  output: LedgerViewSchema,
   agentFacing: true,
-  example: { runId: 'run-2026-12-01-a' },
+  example: { runId: 'run-2026-12-01-a', evidenceLimit: 50 },
 });
 
 export const ledgerPacket = defineOperation({
