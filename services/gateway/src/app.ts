@@ -4,7 +4,7 @@ import { pinoHttp } from 'pino-http';
 import { ERROR_CODES, OPERATIONS, buildOpenApiDocument, buildToolManifest, gatewayOperations, type OperationDef } from '@vouch/contracts';
 import { assertHandlersComplete, checkReadiness, type Logger, type Pool, type ReadinessCheck } from '@vouch/platform';
 import type { Registry } from 'prom-client';
-import { authenticateApiKey, type Caller } from './api-keys.js';
+import type { Caller } from './api-keys.js';
 import type { GatewayHandler } from './gateway-handler.js';
 import { httpMetrics } from './http-metrics.js';
 import { operationRoute } from './operation-route.js';
@@ -14,6 +14,8 @@ import type { QueueHub } from './queue-hub.js';
 
 export interface AppDeps {
   pool: Pool;
+  /** The caller a bearer key belongs to (through the key cache), or undefined. */
+  authenticate(key: string): Promise<Caller | undefined>;
   hub: QueueHub;
   logger: Logger;
   registry: Registry;
@@ -29,6 +31,35 @@ export interface AppDeps {
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 
+const UNLOGGED = new Set(['/livez', '/readyz', '/metrics']);
+
+/**
+ * One log line per answer. At `info` and below that is pino-http's line for
+ * every request; above it (`warn`, the usual production level under load)
+ * only problem answers are logged, from a listener on the response, so a
+ * request whose line would be dropped allocates no child logger.
+ */
+function accessLog(logger: Logger) {
+  if (logger.isLevelEnabled('info')) {
+    return pinoHttp({
+      logger,
+      genReqId: (_req, res) => (res as Response).locals.requestId as string,
+      autoLogging: { ignore: (req) => UNLOGGED.has(req.url ?? '') },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+    });
+  }
+  return (req: Request, res: Response, next: NextFunction) => {
+    const started = performance.now();
+    res.on('finish', () => {
+      if (res.statusCode < 400 || !logger.isLevelEnabled(res.statusCode >= 500 ? 'error' : 'warn')) return;
+      const line = { requestId: res.locals.requestId as string, req: { method: req.method, url: req.originalUrl }, res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) };
+      if (res.statusCode >= 500) logger.error(line, 'request failed');
+      else logger.warn(line, 'request refused');
+    });
+    next();
+  };
+}
+
 /**
  * The gateway's express app. Every /v1 route but the OpenAPI document and the
  * tool manifest is derived from the operation table and requires a bearer key.
@@ -43,6 +74,8 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // API answers are never revalidated; Express would otherwise hash every body for a weak ETag.
+  app.set('etag', false);
   app.use((req, res, next) => {
     const given = req.get('X-Request-Id');
     res.locals.requestId = given && /^[\x21-\x7e]{1,100}$/.test(given) ? given : randomUUID();
@@ -50,14 +83,7 @@ export function createApp(deps: AppDeps): express.Express {
     next();
   });
   app.use(httpMetrics(deps.registry));
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (_req, res) => (res as Response).locals.requestId as string,
-      autoLogging: { ignore: (req) => ['/livez', '/readyz', '/metrics'].includes(req.url ?? '') },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-    }),
-  );
+  app.use(accessLog(deps.logger));
 
   const route = (template: string) => (_req: Request, res: Response, next: NextFunction) => {
     res.locals.routeTemplate = template;
@@ -83,7 +109,7 @@ export function createApp(deps: AppDeps): express.Express {
     if (!match) return problem('send an API key as Authorization: Bearer <key>; create one with `npm run keys -- create --tenant NAME`');
     let caller: Caller | undefined;
     try {
-      caller = await authenticateApiKey(deps.pool, match[1]!);
+      caller = await deps.authenticate(match[1]!);
     } catch (err) {
       return sendProblem(res, problemFromBody(errorBodyOf(err), { instance: req.originalUrl, requestId: res.locals.requestId as string }));
     }
@@ -97,7 +123,7 @@ export function createApp(deps: AppDeps): express.Express {
   const json = express.json({ limit: deps.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
   for (const op of operations) {
     const method = op.http.method.toLowerCase() as 'get' | 'post' | 'delete';
-    app[method](op.http.path, route(op.http.path), authenticate, json, operationRoute(op, { pool: deps.pool, hub: deps.hub, gatewayHandlers }));
+    app[method](op.http.path, route(op.http.path), authenticate, json, operationRoute(op, { pool: deps.pool, hub: deps.hub, gatewayHandlers, logger: deps.logger }));
   }
 
   app.use((req, res) => {

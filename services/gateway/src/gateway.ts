@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import {
   closeRedis,
+  createConsumerRedis,
   createLogger,
   createMetrics,
   createPool,
@@ -18,6 +19,7 @@ import {
 } from '@vouch/platform';
 import { sweepIdempotencyKeys } from './idempotency.js';
 import type { OperationDef } from '@vouch/contracts';
+import { ApiKeyCache } from './api-key-cache.js';
 import { createApp } from './app.js';
 import { bodyLimitFor, type GatewayEnv } from './config.js';
 import { jobsGetHandler } from './jobs-operation.js';
@@ -57,12 +59,18 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
     });
   });
   const hub = new QueueHub({ producer, redisUrl: env.REDIS_URL, prefix: env.BULLMQ_PREFIX });
+  // Revocations arrive here; the subscriber reconnects by itself (and the cache forgets every key meanwhile).
+  const subscriber = createConsumerRedis(env.REDIS_URL, 'gateway:key-revocations');
+  subscriber.on('error', () => {});
+  const keyCache = new ApiKeyCache(pool, subscriber, env.BULLMQ_PREFIX);
+  await keyCache.start();
   metrics.watchQueues(hub.all());
   await hub.listenAll();
   const startedAt = Date.now();
 
   const app = createApp({
     pool,
+    authenticate: (key) => keyCache.authenticate(key),
     hub,
     logger,
     registry: metrics.registry,
@@ -106,7 +114,9 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
         // In-flight requests get the grace period, then their sockets are cut.
         setTimeout(() => server.closeAllConnections(), env.SHUTDOWN_GRACE_MS).unref();
       });
+      await keyCache.close();
       await hub.close();
+      await closeRedis(subscriber);
       await closeRedis(producer);
       await pool.end();
     })());

@@ -8,7 +8,7 @@ import {
   fieldIssuesFromZod,
   type OperationDef,
 } from '@vouch/contracts';
-import type { Pool } from '@vouch/platform';
+import type { Logger, Pool } from '@vouch/platform';
 import { isOperator, type Caller } from './api-keys.js';
 import type { GatewayHandler } from './gateway-handler.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash, type IdempotencyClaim } from './idempotency.js';
@@ -21,6 +21,7 @@ const DEFAULT_RPC_TIMEOUT_MS = 30_000;
 
 export interface RouteDeps {
   pool: Pool;
+  logger: Logger;
   hub: QueueHub;
   gatewayHandlers: Map<string, GatewayHandler>;
 }
@@ -157,7 +158,7 @@ export function operationRoute(op: OperationDef, deps: RouteDeps) {
     } catch (err) {
       const problem = problemFromBody(errorBodyOf(err), { instance: req.originalUrl, requestId });
       // The answer hides internals; the log keeps them, under the request id the answer names.
-      if (problem.status >= 500) req.log.error({ err, op: op.name }, `${op.name} failed: ${problem.code}`);
+      if (problem.status >= 500) deps.logger.error({ err, op: op.name, requestId }, `${op.name} failed: ${problem.code}`);
       if (useKey) {
         // 4xx answers are final and replayed. A 504 keeps the attempt: the job is still queued or
         // running, and a retry re-attaches to it. Other 5xx answers free the key: a retry runs again.

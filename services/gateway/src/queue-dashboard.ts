@@ -3,8 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { ERROR_CODES, type ErrorBody } from '@vouch/contracts';
-import type { Pool } from '@vouch/platform';
-import { authenticateApiKey, isOperator } from './api-keys.js';
+import { isOperator, type Caller } from './api-keys.js';
 import { errorBodyOf, problemFromBody, sendProblem } from './problem.js';
 import type { QueueHub } from './queue-hub.js';
 
@@ -34,7 +33,7 @@ function presentedKey(req: Request): string | undefined {
  * and every method but GET and HEAD is refused here first, so no adapter
  * route can pause, clean, obliterate or add a forged job.
  */
-export function queueDashboard(deps: { pool: Pool; hub: QueueHub; dashboardWritable?: boolean }): Router {
+export function queueDashboard(deps: { authenticate(key: string): Promise<Caller | undefined>; hub: QueueHub; dashboardWritable?: boolean }): Router {
   const writable = deps.dashboardWritable ?? false;
   const board = new ExpressAdapter();
   board.setBasePath(DASHBOARD_PATH);
@@ -52,7 +51,7 @@ export function queueDashboard(deps: { pool: Pool; hub: QueueHub; dashboardWrita
     }
     let caller;
     try {
-      caller = await authenticateApiKey(deps.pool, key);
+      caller = await deps.authenticate(key);
     } catch (err) {
       return problem(req, res, errorBodyOf(err));
     }

@@ -87,6 +87,8 @@ export class QueueHub {
   private readonly queues = new Map<QueueName, Queue<JobEnvelope>>();
   private readonly listening = new Map<QueueName, Promise<QueueEvents>>();
   private readonly waiters = new Map<string, Set<Waiter>>();
+  /** Until when a queue was last seen with a live worker: a ping need not ask again within a second. */
+  private readonly workerSeenUntil = new Map<QueueName, number>();
 
   constructor(private readonly opts: { producer: Redis; redisUrl: string; prefix: string }) {
     for (const name of SERVICE_QUEUES) {
@@ -190,7 +192,7 @@ export class QueueHub {
    */
   async run(op: OperationDef, queue: QueueName, envelope: JobEnvelope, jobId: string, opts: { timeoutMs: number; mayExist: boolean }): Promise<JobOutcome> {
     this.assertConnected(queue);
-    if (op.ephemeral && (await this.workerCount(queue)) === 0) {
+    if (op.ephemeral && !(await this.hasLiveWorker(queue))) {
       throw new DependencyError(`no ${queue} worker is connected: the service is not running; start it, then retry`);
     }
     await this.events(queue);
@@ -273,6 +275,18 @@ export class QueueHub {
   /** Forgets a finished job whose outcome was delivered, so its result does not sit in Redis. */
   forget(queue: QueueName, id: string): void {
     void this.queue(queue).remove(id).catch(() => {});
+  }
+
+  /**
+   * Whether a worker consumes the queue. A yes is remembered for a second (a
+   * worker that died meanwhile costs one ping a 504); a no is asked again
+   * every time, so a worker that just started is found at once.
+   */
+  private async hasLiveWorker(queue: QueueName): Promise<boolean> {
+    if ((this.workerSeenUntil.get(queue) ?? 0) > Date.now()) return true;
+    const live = (await this.workerCount(queue)) > 0;
+    if (live) this.workerSeenUntil.set(queue, Date.now() + 1_000);
+    return live;
   }
 
   /** Workers consuming a queue: those whose heartbeat is fresh. */

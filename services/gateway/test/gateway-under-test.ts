@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { OperationDef } from '@vouch/contracts';
+import type { OperationDef, Scope } from '@vouch/contracts';
 import { createLogger, parseConfig } from '@vouch/platform';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
+import { createApiKey } from '../src/api-keys.js';
 import { gatewayEnvSchema } from '../src/config.js';
 import { startGateway, type RunningGateway } from '../src/gateway.js';
 
@@ -17,8 +18,12 @@ export interface GatewayUnderTest {
   env: Record<string, string>;
   /** Runs `npm run keys -- ARGS` against this gateway's schema, as an operator would. */
   keys(...args: string[]): { status: number | null; stdout: string; stderr: string };
-  /** Creates a key with the CLI and returns the clear key. */
-  createKey(tenant: string, scopes?: string): string;
+  /**
+   * Creates a key with the code behind `npm run keys -- create` and returns
+   * the clear key. In-process: a tsx process per key made fixtures slow on a
+   * loaded machine; tests of the CLI itself call keys().
+   */
+  createKey(tenant: string, scopes?: string): Promise<string>;
   fetch(path: string, init?: RequestInit & { key?: string; json?: unknown }): Promise<Response>;
   stop(): Promise<void>;
 }
@@ -53,10 +58,9 @@ export async function startGatewayUnderTest(label: string, overrides: Record<str
     prefix: prefix.prefix,
     env,
     keys,
-    createKey(tenant, scopes) {
-      const r = keys('create', '--tenant', tenant, '--json', ...(scopes ? ['--scopes', scopes] : []));
-      if (r.status !== 0) throw new Error(`keys create failed: ${r.stderr}`);
-      return (JSON.parse(r.stdout) as { key: string }).key;
+    async createKey(tenant, scopes) {
+      const { key } = await createApiKey(gateway.pool, { tenant, ...(scopes ? { scopes: scopes.split(',') as Scope[] } : {}) });
+      return key;
     },
     fetch(path, init = {}) {
       const { key, json, ...rest } = init;

@@ -65,7 +65,7 @@ describe('job results', () => {
 
   beforeAll(async () => {
     gw = await startGatewayUnderTest('job_results', {}, TABLE);
-    key = gw.createKey('acme');
+    key = await gw.createKey('acme');
     worker = startWorker(gw.prefix);
     await worker.worker.waitUntilReady();
     redis = new Redis(TEST_REDIS_URL);
@@ -135,7 +135,7 @@ describe('pings', () => {
 
   beforeAll(async () => {
     gw = await startGatewayUnderTest('pings', {}, TABLE);
-    key = gw.createKey('ops', 'system:read');
+    key = await gw.createKey('ops', 'system:read');
     redis = new Redis(TEST_REDIS_URL);
   });
   afterAll(async () => {
@@ -169,7 +169,7 @@ describe('pings', () => {
     try {
       await worker.worker.waitUntilReady();
       // The only slot is busy for longer than the ping waits (5 s).
-      const busy = await gw.fetch('/v1/test/echo-job', { key: gw.createKey('acme'), json: { text: 'busy', delayMs: 10_000 } });
+      const busy = await gw.fetch('/v1/test/echo-job', { key: await gw.createKey('acme'), json: { text: 'busy', delayMs: 10_000 } });
       expect(busy.status).toBe(202);
       await expect.poll(() => gw.gateway.hub.queue(QUEUES.extractor).getActiveCount(), { timeout: 5_000 }).toBe(1);
       const ping = await gw.fetch('/v1/system/ping', { key, json: { service: 'extractor' } });
@@ -199,7 +199,7 @@ describe('the first requests after a gateway starts', () => {
       metrics: createMetrics({ service: 'extractor', collectDefaults: false }),
     });
     await worker.worker.waitUntilReady();
-    const key = first.createKey('acme', 'system:read,media:read');
+    const key = await first.createKey('acme', 'system:read,media:read');
     await first.gateway.stop();
     try {
       for (let restart = 0; restart < 5; restart++) {

@@ -32,10 +32,10 @@ describe('scoped media over HTTP', () => {
   beforeAll(async () => {
     gw = await startGatewayUnderTest('media_e2e');
     db = new pg.Pool({ connectionString: TEST_DATABASE_URL });
-    acme = gw.createKey('acme');
-    globex = gw.createKey('globex');
-    readOnly = gw.createKey('acme', 'media:read');
-    revoked = gw.createKey('acme');
+    acme = await gw.createKey('acme');
+    globex = await gw.createKey('globex');
+    readOnly = await gw.createKey('acme', 'media:read');
+    revoked = await gw.createKey('acme');
     const list = gw.keys('list', '--tenant', 'acme', '--json');
     const revokedId = (JSON.parse(list.stdout) as Array<{ id: string }>).find((k) => revoked.includes(`_${k.id}_`))!.id;
     expect(gw.keys('revoke', revokedId).status).toBe(0);

@@ -25,7 +25,7 @@ describe('the queue dashboard', () => {
   beforeAll(async () => {
     gw = await startGatewayUnderTest('dashboard');
     operator = operatorKey(gw);
-    tenantAdmin = gw.createKey('acme', 'admin');
+    tenantAdmin = await gw.createKey('acme', 'admin');
   });
   afterAll(async () => {
     await gw?.stop();

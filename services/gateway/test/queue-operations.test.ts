@@ -35,8 +35,8 @@ describe('operations served through a queue', () => {
 
   beforeAll(async () => {
     gw = await startGatewayUnderTest('queue_ops', {}, TABLE);
-    acme = gw.createKey('acme');
-    globex = gw.createKey('globex');
+    acme = await gw.createKey('acme');
+    globex = await gw.createKey('globex');
     const echo = (op: typeof slowEcho) =>
       handle(op, async ({ text, delayMs }) => {
         if (text === 'missing') throw new NotFoundError('no such text: send another');
@@ -126,7 +126,7 @@ describe('operations served through a queue', () => {
   });
 
   it('pings a service through its queue and reports every service\'s status and depth', async () => {
-    const admin = gw.createKey('ops', 'system:read');
+    const admin = await gw.createKey('ops', 'system:read');
     const ping = await post('/v1/system/ping', admin, { service: 'extractor' });
     expect(ping.status).toBe(200);
     expect(ping.body).toMatchObject({ service: 'extractor', version: '9.9.9', concurrency: 4, pid: process.pid });
@@ -166,7 +166,7 @@ describe('the gateway while Redis is down', () => {
   beforeAll(async () => {
     // Nothing listens on port 1: every Redis command fails at once.
     gw = await startGatewayUnderTest('redis_down', { REDIS_URL: 'redis://127.0.0.1:1' });
-    key = gw.createKey('acme');
+    key = await gw.createKey('acme');
   });
   afterAll(async () => {
     await gw?.stop();

@@ -66,8 +66,8 @@ describe('tenant isolation over the whole operation table', () => {
 
   beforeAll(async () => {
     stack = await startFullStack('tenant_isolation');
-    keyA = stack.gw.createKey('tenant-a');
-    keyB = stack.gw.createKey('tenant-b', 'jobs:read,media:write,media:read,ledger:write,ledger:read,system:read,admin');
+    keyA = await stack.gw.createKey('tenant-a');
+    keyB = await stack.gw.createKey('tenant-b', 'jobs:read,media:write,media:read,ledger:write,ledger:read,system:read,admin');
     for (const op of TENANT_OPERATIONS) answersA.push(await run(op, keyA, withCanary(op)));
   }, 120_000);
   afterAll(async () => {

@@ -20,8 +20,8 @@ describe('the ledger over HTTP through the real gateway', () => {
   beforeAll(async () => {
     gw = await startGatewayUnderTest('ledger_http');
     svc = await startLedgerServiceUnderTest('ledger_http', {}, { prefix: gw.prefix });
-    key = gw.createKey('acme');
-    readOnly = gw.createKey('acme', 'ledger:read,jobs:read');
+    key = await gw.createKey('acme');
+    readOnly = await gw.createKey('acme', 'ledger:read,jobs:read');
   });
   afterAll(async () => {
     await svc?.stop();
@@ -116,7 +116,7 @@ describe('the ledger over HTTP through the real gateway', () => {
   });
 
   it("does not show one tenant's ledger to another", async () => {
-    const globex = gw.createKey('globex');
+    const globex = await gw.createKey('globex');
     const foreign = await call(`/v1/ledgers/${RUN}`, { key: globex });
     expect(foreign.status).toBe(404);
   });

@@ -40,7 +40,7 @@ describe('reading a large ledger', () => {
   beforeAll(async () => {
     gw = await startGatewayUnderTest('ledger_read_mem');
     svc = await startLedgerServiceUnderTest('ledger_read_mem', {}, { prefix: gw.prefix });
-    key = gw.createKey('acme');
+    key = await gw.createKey('acme');
     redis = new Redis(TEST_REDIS_URL);
     expect((await gw.fetch('/v1/ledgers', { key, json: { runId: RUN, goal: 'Collect two thousand readings' } })).status).toBe(200);
     const filler = 'x'.repeat(1_500);

@@ -7,7 +7,8 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { SCOPES, type Scope } from '@vouch/contracts';
-import { createPool, defaultSchema, loadConfigOrExit, runMigrations } from '@vouch/platform';
+import { commonEnvSchema, createPool, createProducerRedis, defaultSchema, loadConfigOrExit, redactUrl, runMigrations } from '@vouch/platform';
+import { API_KEY_CACHE_TTL_MS, announceRevocation } from '../api-key-cache.js';
 import { createApiKey, createOperatorKey, listApiKeys, revokeApiKey } from '../api-keys.js';
 import { MIGRATIONS_DIR } from '../gateway.js';
 
@@ -22,6 +23,9 @@ const env = loadConfigOrExit(
   z.object({
     DATABASE_URL: z.string({ error: 'is required: set it to the Postgres URL, e.g. postgres://postgres@127.0.0.1:5432/postgres' }).pipe(z.url()),
     DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).optional(),
+    // Where running gateways listen for revocations (the same Redis and prefix they use).
+    REDIS_URL: z.string().pipe(z.url()).default('redis://127.0.0.1:6379'),
+    BULLMQ_PREFIX: commonEnvSchema.shape.BULLMQ_PREFIX,
   }),
 );
 
@@ -71,6 +75,19 @@ try {
     const id = rest[0] ?? fail('revoke needs the key id (see `npm run keys -- list`)');
     if (!(await revokeApiKey(pool, id))) fail(`no key with id ${id}`);
     console.log(`revoked ${id}`);
+    const redis = createProducerRedis(env.REDIS_URL, 'keys-cli');
+    redis.on('error', () => {});
+    try {
+      await new Promise<void>((resolve, reject) => {
+        redis.once('ready', resolve);
+        setTimeout(() => reject(new Error('timeout')), 3_000).unref();
+      });
+      await announceRevocation(redis, env.BULLMQ_PREFIX, id);
+    } catch {
+      console.error(`keys: could not tell running gateways over Redis (${redactUrl(env.REDIS_URL)}); they stop accepting the key within ${API_KEY_CACHE_TTL_MS / 1000} s`);
+    } finally {
+      redis.disconnect();
+    }
   } else {
     fail(command ? `unknown command ${command}` : 'name a command');
   }
