@@ -35,7 +35,7 @@ export const LEDGER_STATUSES = ['open', 'approved', 'request_changes', 'blocked'
 /**
  * `approved` is the only status that means completed. A blocked critique ends
  * the run as `incomplete_verification`; `blocked` is kept in the set so that
- * clients written against the ledger spec parse every value.
+ * clients that know the blocked status parse every value.
  */
 export const LedgerStatusSchema = z.enum(LEDGER_STATUSES);
 export type LedgerStatus = z.infer<typeof LedgerStatusSchema>;
