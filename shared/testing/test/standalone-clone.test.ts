@@ -60,11 +60,12 @@ describe('a clone of the repository, with nothing beside it', () => {
     expect(existsSync(join(parent, 'shared'))).toBe(false);
   });
 
-  it('type-checks shared/testing', async () => {
+  // The two slow checks run side by side: each is mostly one process on one core.
+  it.concurrent('type-checks shared/testing', async () => {
     await node('node_modules/typescript/bin/tsc', ['-p', 'shared/testing/tsconfig.json', '--noEmit'], 240_000);
   }, 300_000);
 
-  it('passes the fake nvidia-smi and contracts tests', async () => {
+  it.concurrent('passes the fake nvidia-smi and contracts tests', async () => {
     const out = await node('node_modules/vitest/vitest.mjs', ['run', 'shared/testing/test/fake-nvidia-smi.test.ts', 'shared/contracts/test'], 240_000);
     // Every test ran and passed: "Tests  29 passed (29)", with no "| 1 skipped" between.
     const [, passed, total] = /Tests\s+(\d+) passed \((\d+)\)/.exec(out) ?? [];
