@@ -31,7 +31,7 @@ export function problemResponses(op: OperationDef): ProblemResponse[] {
 
   byStatus.set(400, isBody ? 'The body is not a JSON object, or a field is invalid: `fields` names each offending field and what to send instead.' : 'A parameter is invalid or unknown: `fields` names each offending one and what to send instead.');
   byStatus.set(401, 'No API key, or an unknown or revoked one: send `Authorization: Bearer <key>`.');
-  byStatus.set(403, `The API key lacks the \`${op.scope}\` scope (or \`admin\`).`);
+  byStatus.set(403, `The API key lacks the \`${op.scope}\` scope (or \`admin\`), or is an operator key, which opens only the queue dashboard.`);
   if (params.length) byStatus.set(404, `Nothing with this ${params.map((p) => `\`${p}\``).join(' and ')} in the API key's tenant.`);
   if (isBody) {
     byStatus.set(409, 'The Idempotency-Key was used before with a different request, or its first request is still running.');
