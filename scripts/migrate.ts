@@ -5,9 +5,10 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { commonEnvSchema, createLogger, defaultSchema, loadConfigOrExit, runMigrations } from '@vouch/platform';
+import { commonEnvSchema, createLogger, defaultSchema, loadConfigOrExit, runMigrations, withLocalStack } from '@vouch/platform';
 
-const env = loadConfigOrExit('migrate', commonEnvSchema.pick({ DATABASE_URL: true, LOG_LEVEL: true }));
+// DATABASE_URL defaults to the local stack's Postgres, as in scripts/up.sh.
+const env = loadConfigOrExit('migrate', commonEnvSchema.pick({ DATABASE_URL: true, LOG_LEVEL: true }), withLocalStack());
 const logger = createLogger({ service: 'migrate', level: env.LOG_LEVEL });
 const servicesDir = fileURLToPath(new URL('../services', import.meta.url));
 for (const service of readdirSync(servicesDir).sort()) {

@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The local stack's addresses: LOCAL_STACK in shared/platform/src/local-stack.ts,
+# which `npm run keys` and `npm run migrate` fall back to (a test keeps them equal).
+user_database_url="${DATABASE_URL:-}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 export BULLMQ_PREFIX="${BULLMQ_PREFIX:-vouch}"
@@ -49,6 +52,16 @@ if ! pg_ok; then
     missing+=("the Postgres client tools (pg_isready): 'apt-get install postgresql-client'")
   fi
   pg_ok || missing+=("Postgres 15+ at $DATABASE_URL: 'apt-get install postgresql', or 'docker compose up -d postgres', or set DATABASE_URL")
+fi
+
+# npm test and the benches work in throwaway schemas of the database `test`
+# (or of DATABASE_URL when it is set): make it on the local Postgres if missing.
+if [ -z "$user_database_url" ] && pg_ok && command -v psql >/dev/null; then
+  test_db_url="${DATABASE_URL%/*}/test"
+  if ! psql "$test_db_url" -Atqc 'select 1' >/dev/null 2>&1; then
+    say "creating the database 'test' that npm test and the benches use"
+    psql "$DATABASE_URL" -qc 'CREATE DATABASE test' >/dev/null || say "could not create the database 'test'; npm test needs it (or DATABASE_URL)"
+  fi
 fi
 
 if ((${#missing[@]})); then

@@ -1,6 +1,6 @@
 // Checks of the deployment configuration. No Docker engine or Kubernetes cluster
 // runs on the development and CI machines, so nothing here builds or starts
-// anything: the files are parsed and held to the rules in DESIGN.md.
+// anything: the files are parsed and held to the rules in docs/architecture.md.
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,7 +23,7 @@ const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const parseYaml = (text: string): Obj => obj(parse(text, { merge: true }), 'YAML document');
 
 // ---------------------------------------------------------------------------
-// What the deployment must match (DESIGN.md and the service specs).
+// What the deployment must match (docs/architecture.md and the services' configuration).
 
 /** Every service is a directory under services/ with a package.json. */
 const services: string[] = readdirSync(join(root, 'services'))

@@ -159,7 +159,7 @@ export class QueueHub {
   /**
    * Throws a DependencyError at once unless the shared producer connection is
    * up. BullMQ would otherwise wait for the connection, and the caller's
-   * request would hang instead of getting a 503 (DESIGN.md, fail fast at the edge).
+   * request would hang instead of getting a 503 (docs/architecture.md, "Fail fast at the edge").
    */
   private assertConnected(queue: QueueName): void {
     if (this.opts.producer.status !== 'ready') throw unreachable(queue);

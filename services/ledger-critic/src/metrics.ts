@@ -1,7 +1,7 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 
 /**
- * The ledger's own metrics (DESIGN.md, "Metrics"). The names are fixed: the
+ * The ledger's own metrics (docs/architecture.md, "Metrics"). The names are fixed: the
  * Prometheus rules and the Grafana dashboard in deploy/ query them.
  */
 export interface LedgerMetrics {

@@ -33,6 +33,14 @@ export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
   INTERNAL: 500,
 };
 
+/**
+ * The statuses of the problem answers the API documents for each operation
+ * (see problem-responses.ts); an unexpected failure (500) is every
+ * operation's `default` answer.
+ */
+export const PROBLEM_STATUSES = [400, 401, 403, 404, 409, 413, 415, 429, 503, 504] as const;
+export type ProblemStatus = (typeof PROBLEM_STATUSES)[number];
+
 /** One offending field: a dotted path into the input and what is wrong with it. */
 export interface FieldIssue {
   path: string;

@@ -9,6 +9,7 @@ export * from './errors.js';
 export * from './operation.js';
 export * from './table.js';
 export * from './openapi.js';
+export * from './problem-responses.js';
 export * from './client.js';
 export * from './operations/common.js';
 export * from './operations/system.js';

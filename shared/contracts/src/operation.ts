@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ProblemStatus } from './errors.js';
 import type { QueueName } from './queues.js';
 
 /** `rpc`: the gateway waits for the result. `job`: it answers 202 with a job handle. */
@@ -39,6 +40,15 @@ export interface OperationDef<I extends z.ZodType = z.ZodType, O extends z.ZodTy
    * it, so every new operation joins them without more work.
    */
   example: z.input<I>;
+  /**
+   * Problem answers this operation gives beyond those its shape implies, each
+   * with when it happens. The shape already implies 400, 401, 403 and 503 for
+   * every operation, 409 (Idempotency-Key reuse), 413 and 415 for a JSON body,
+   * 404 for a path parameter, and 504 for an rpc served by a queue
+   * (problemResponses in problem-responses.ts); name here what the handler adds,
+   * e.g. a 404 for an input that names nothing, or a 409 for a state conflict.
+   */
+  errors?: Partial<Record<ProblemStatus, string>>;
   /** How long the gateway waits on an rpc operation before answering 504 with the job id. */
   timeoutMs?: number;
   /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LOCAL_STACK } from './local-stack.js';
 
 /** Thrown when the environment does not satisfy a config schema; names every offending variable. */
 export class ConfigError extends Error {
@@ -15,8 +16,8 @@ const url = (what: string, example: string) =>
 
 /** Variables every process reads. Services extend this with their own. */
 export const commonEnvSchema = z.object({
-  REDIS_URL: url('Redis', 'redis://127.0.0.1:6379'),
-  DATABASE_URL: url('Postgres', 'postgres://postgres@127.0.0.1:5432/postgres'),
+  REDIS_URL: url('Redis', LOCAL_STACK.REDIS_URL),
+  DATABASE_URL: url('Postgres', LOCAL_STACK.DATABASE_URL),
   BULLMQ_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,50}$/, 'must be 1-50 letters, digits, _ or -').default('vouch'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Below Kubernetes' default 30 s terminationGracePeriodSeconds, so running jobs finish before SIGKILL. */

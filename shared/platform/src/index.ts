@@ -4,6 +4,7 @@
  * bootstrap, the ops HTTP server and graceful shutdown.
  */
 export * from './config.js';
+export * from './local-stack.js';
 export * from './logger.js';
 export * from './redis.js';
 export * from './postgres.js';

@@ -10,7 +10,7 @@ export interface CountableQueue {
   getJobCounts(...states: QueueState[]): Promise<Record<string, number>>;
 }
 
-/** The metrics every process exposes (DESIGN.md, "Metrics"). */
+/** The metrics every process exposes (docs/architecture.md, "Metrics"). */
 export interface PlatformMetrics {
   registry: Registry;
   jobsProcessed: Counter<'queue' | 'outcome'>;

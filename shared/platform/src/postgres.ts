@@ -17,7 +17,7 @@ function assertIdentifier(schema: string): void {
 
 /**
  * A pool whose connections resolve unqualified names in the service's own
- * schema: each service writes only its schema (DESIGN.md, single writer).
+ * schema: each service writes only its schema (docs/architecture.md, "Data").
  */
 export function createPool(opts: { url: string; schema: string; max?: number; applicationName?: string }): pg.Pool {
   assertIdentifier(opts.schema);

@@ -56,7 +56,7 @@ export function defaultSchema(service: string): string {
 }
 
 /**
- * Starts a queue service in the order STYLE.md gives: connections, migrations,
+ * Starts a queue service in the order docs/architecture.md gives ("A service"): connections, migrations,
  * handler check (refuses to start on a missing or duplicate handler), worker,
  * ops server. Returns its ordered stop.
  */

@@ -102,7 +102,7 @@ class HttpFailure extends Error {
 
 /**
  * Starts a loopback HTTP server that speaks Ollama's REST API (see
- * ../shared/notes/ollama.md): `/`, `/api/version`, `/api/tags`, `/api/show`,
+ * docs/ollama.md): `/`, `/api/version`, `/api/tags`, `/api/show`,
  * `/api/ps`, `/api/chat`, `/api/generate`, with Ollama's status codes and
  * error bodies, NDJSON streaming by default, `stream: false`, `format`, and
  * model load/unload. What the "model" says is scripted (`reply`,

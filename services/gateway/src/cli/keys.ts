@@ -2,12 +2,12 @@
  * API key administration: `npm run keys -- create --tenant NAME [--scopes a,b] [--name LABEL] [--json]`,
  * `npm run keys -- create --operator [--name LABEL] [--json]` (the queue dashboard's credential),
  * `npm run keys -- list [--tenant NAME] [--json]`, `npm run keys -- revoke ID`.
- * Reads DATABASE_URL (and DB_SCHEMA) like the gateway; applies its migrations first.
+ * Reads DATABASE_URL (and DB_SCHEMA) like the gateway, defaulting to the local
+ * stack's Postgres as `scripts/up.sh` does; applies the gateway's migrations first.
  */
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
 import { SCOPES, type Scope } from '@vouch/contracts';
-import { commonEnvSchema, createPool, createProducerRedis, defaultSchema, loadConfigOrExit, redactUrl, runMigrations } from '@vouch/platform';
+import { commonEnvSchema, createPool, createProducerRedis, defaultSchema, loadConfigOrExit, redactUrl, runMigrations, withLocalStack } from '@vouch/platform';
 import { API_KEY_CACHE_TTL_MS, announceRevocation } from '../api-key-cache.js';
 import { createApiKey, createOperatorKey, listApiKeys, revokeApiKey } from '../api-keys.js';
 import { MIGRATIONS_DIR } from '../gateway.js';
@@ -18,16 +18,8 @@ const USAGE = `usage:
   npm run keys -- list [--tenant NAME] [--json]
   npm run keys -- revoke KEY_ID`;
 
-const env = loadConfigOrExit(
-  'keys',
-  z.object({
-    DATABASE_URL: z.string({ error: 'is required: set it to the Postgres URL, e.g. postgres://postgres@127.0.0.1:5432/postgres' }).pipe(z.url()),
-    DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).optional(),
-    // Where running gateways listen for revocations (the same Redis and prefix they use).
-    REDIS_URL: z.string().pipe(z.url()).default('redis://127.0.0.1:6379'),
-    BULLMQ_PREFIX: commonEnvSchema.shape.BULLMQ_PREFIX,
-  }),
-);
+// Where running gateways listen for revocations: the same Redis and prefix they use.
+const env = loadConfigOrExit('keys', commonEnvSchema.pick({ DATABASE_URL: true, DB_SCHEMA: true, REDIS_URL: true, BULLMQ_PREFIX: true }), withLocalStack());
 
 function fail(message: string): never {
   console.error(`keys: ${message}\n${USAGE}`);
@@ -47,7 +39,13 @@ const { values, positionals } = (() => {
 const [command, ...rest] = positionals;
 
 const schema = env.DB_SCHEMA ?? defaultSchema('gateway');
-await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: MIGRATIONS_DIR });
+try {
+  await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: MIGRATIONS_DIR });
+} catch (err) {
+  // Most often Postgres is not running: say where it was looked for and how to fix it, without a stack trace.
+  console.error(`keys: cannot use Postgres at ${redactUrl(env.DATABASE_URL)} (${(err as Error).message}): start the stack with ./scripts/up.sh, or set DATABASE_URL`);
+  process.exit(1);
+}
 const pool = createPool({ url: env.DATABASE_URL, schema, max: 1 });
 try {
   if (command === 'create') {

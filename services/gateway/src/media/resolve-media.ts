@@ -15,7 +15,7 @@ export type MediaResolution =
   | { ok: false; reason: 'unknown_alias' | 'no_media'; message: string };
 
 /**
- * The resolution order of the vision spec (Phase 1): the replied-to message's
+ * The resolution order every surface shares (README, "Scoped media"): the replied-to message's
  * image first, an explicit alias second, the latest image in the chat third;
  * otherwise an error that says what to do and names the aliases that exist.
  */

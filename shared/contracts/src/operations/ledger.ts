@@ -35,7 +35,7 @@ export const LEDGER_STATUSES = ['open', 'approved', 'request_changes', 'blocked'
 /**
  * `approved` is the only status that means completed. A blocked critique ends
  * the run as `incomplete_verification`; `blocked` is kept in the set so that
- * clients written against the ledger spec parse every value.
+ * clients that know the blocked status parse every value.
  */
 export const LedgerStatusSchema = z.enum(LEDGER_STATUSES);
 export type LedgerStatus = z.infer<typeof LedgerStatusSchema>;
@@ -381,6 +381,7 @@ export const ledgerOpen = defineOperation({
   output: LedgerViewSchema.extend({ alreadyOpened: z.boolean() }),
   agentFacing: true,
   example: { runId: 'run-2026-12-01-a', goal: 'Set the router baud rate to 115200 and confirm it', policy: 'full' },
+  errors: { 409: 'The run already has a ledger with a different goal, policy or cycle budget: open the new task under a new run id.' },
 });
 
 export const ledgerRecordEvidence = defineOperation({
@@ -412,6 +413,10 @@ export const ledgerRecordEvidence = defineOperation({
   }),
   agentFacing: true,
   example: { runId: 'run-2026-12-01-a', items: [{ kind: 'tool_result', toolName: 'shell', success: true, summary: 'cat config/router.yaml shows baudRate: 115200' }] },
+  errors: {
+    404: 'No ledger is open for this run: open one with ledger.open first.',
+    409: 'The ledger is closed (approved or ended), would pass its evidence limit, or kept changing under concurrent writes (send it again).',
+  },
 });
 
 export const ledgerProposeCompletion = defineOperation({
@@ -493,6 +498,7 @@ export const ledgerPacket = defineOperation({
   output: z.object({ runId: text(), cycle: z.number().int().positive(), packet: CriticPacketSchema, prompt: text() }),
   agentFacing: false,
   example: { runId: 'run-2026-12-01-a', cycle: 1 },
+  errors: { 404: 'The run has no review yet, or none for that cycle.' },
 });
 
 export const ledgerRender = defineOperation({

@@ -55,6 +55,12 @@ export const mediaRegister = defineOperation({
   output: MediaItemSchema.extend({ alreadyRegistered: z.boolean() }),
   agentFacing: false,
   example: { surface: 'telegram', chatKey: 'chat-42', messageId: '7', caption: 'the router label', imageBase64: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==' },
+  errors: {
+    409: 'The message id already carries a different image in this chat.',
+    413: 'The decoded image is larger than the gateway\'s media limit.',
+    415: 'The bytes are not a supported image type (PNG, JPEG, WebP, GIF, AVIF, TIFF).',
+    429: 'Too many large uploads are in flight: retry after `Retry-After` seconds.',
+  },
 });
 
 export const mediaRecent = defineOperation({
@@ -100,4 +106,5 @@ export const mediaResolve = defineOperation({
   }),
   agentFacing: true,
   example: { surface: 'telegram', chatKey: 'chat-42', alias: 'img-1' },
+  errors: { 404: 'The chat has no image to pick, or none under that alias or reply: `details.recentAliases` lists the chat\'s images.' },
 });
