@@ -73,7 +73,12 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
     handlers: [
       systemStatusHandler({ hub, pool, producer, version: GATEWAY_VERSION, startedAt }),
       jobsGetHandler(hub),
-      ...mediaHandlers(pool, { maxBytes: env.MEDIA_MAX_BYTES }),
+      ...mediaHandlers(pool, {
+        maxBytes: env.MEDIA_MAX_BYTES,
+        maxPixels: env.MEDIA_MAX_PIXELS,
+        maxFrames: env.MEDIA_MAX_FRAMES,
+        concurrency: env.MEDIA_DECODE_CONCURRENCY,
+      }),
     ],
     readiness: [
       { name: 'redis', probe: () => pingRedis(producer) },

@@ -74,8 +74,12 @@ describe('scoped media over HTTP', () => {
     const foreign = await register(globex, { surface: 'telegram', chatKey: 'chat-1', messageId: '100', imageBase64: red.toString('base64') });
     expect(foreign.body).toMatchObject({ alias: 'img-1' });
 
-    const blobs = await db.query(`SELECT count(*)::int AS n FROM "${gw.schema}".media_blobs`);
-    expect(blobs.rows[0].n).toBe(3);
+    // Equal bytes are stored once per tenant, never shared between tenants.
+    const blobs = await db.query(`SELECT tenant, count(*)::int AS n FROM "${gw.schema}".media_blobs GROUP BY tenant ORDER BY tenant`);
+    expect(blobs.rows).toEqual([
+      { tenant: 'acme', n: 3 },
+      { tenant: 'globex', n: 1 },
+    ]);
   });
 
   it('returns the same alias when a message is registered again, and refuses other bytes for it', async () => {
