@@ -23,10 +23,22 @@ export const gatewayEnvSchema = commonEnvSchema.extend({
    * lookups and file reads share: keep this below the pool's size.
    */
   MEDIA_DECODE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /**
+   * Bytes of request bodies the gateway holds at once; a large body past it
+   * is refused 503 with Retry-After before it is read. At its peak a
+   * registration holds about three times its body (the parsed string, the
+   * decoded bytes, the Postgres message), so this bounds memory for uploads.
+   * At least the largest body, or the largest image could never be sent.
+   */
+  BODY_BUDGET_BYTES: z.coerce
+    .number()
+    .int()
+    .min(bodyLimitFor({ MEDIA_MAX_BYTES }), `must be at least the largest body, ${bodyLimitFor({ MEDIA_MAX_BYTES })} bytes, or the largest image could never be sent`)
+    .default(64 * 1024 * 1024),
 });
 export type GatewayEnv = z.infer<typeof gatewayEnvSchema>;
 
 /** A JSON body holds the image as base64, perhaps line-wrapped, plus a few fields. */
-export function bodyLimitFor(env: Pick<GatewayEnv, 'MEDIA_MAX_BYTES'>): number {
+export function bodyLimitFor(env: { MEDIA_MAX_BYTES: number }): number {
   return mediaBase64MaxLength(env.MEDIA_MAX_BYTES) + 64 * 1024;
 }

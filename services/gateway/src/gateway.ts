@@ -69,6 +69,7 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
     version: GATEWAY_VERSION,
     bodyLimitBytes: bodyLimitFor(env),
     dashboardWritable: env.DASHBOARD_WRITABLE,
+    bodyBudgetBytes: env.BODY_BUDGET_BYTES,
     ...(opts.operations ? { operations: opts.operations } : {}),
     handlers: [
       systemStatusHandler({ hub, pool, producer, version: GATEWAY_VERSION, startedAt }),
