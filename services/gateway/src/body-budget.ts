@@ -48,13 +48,13 @@ function hasBody(req: IncomingMessage): boolean {
  * Unbounded, 48 parallel 10 MB uploads took the gateway from 331 MB to 1.6 GB.
  *
  * A body counts from when it is admitted until its answer is sent and it has
- * been read to the end, since its parsed text and decoded bytes live that long. With a Content-Length the
- * body is admitted or refused before a byte of it is read (Node then reads
- * off the refused body, keeping the connection); a chunked body counts as it
- * streams, and the chunk that outgrows the budget ends its reading: the
- * parser gets nothing more, and the rest is read off and dropped. A
- * compressed body may inflate to the parser's limit, so it takes that much
- * before it is read.
+ * been read to the end, since its parsed text and decoded bytes live that
+ * long. With a Content-Length the body is admitted or refused before a byte
+ * of it is read (Node then reads off the refused body, keeping the
+ * connection); a chunked body counts as it streams, and the chunk that
+ * outgrows the budget ends its reading: the parser gets nothing more, and the
+ * rest is read off and dropped. A compressed body may inflate to the
+ * parser's limit, so it takes that much before it is read.
  */
 export function bodyBudget(parse: RequestHandler, opts: BodyBudgetOptions): RequestHandler {
   const { budget, maxBody } = opts;
@@ -115,10 +115,10 @@ export function bodyBudget(parse: RequestHandler, opts: BodyBudgetOptions): Requ
       return take(declared) ? parse(req, res, next) : refuse(declared);
     }
 
-    // Chunked: the parser starts reading now (synchronously, as body-parser
-    // does), and counting stops when it is done; a body it does not read (not
-    // JSON) holds nothing.
+    // Chunked: body-parser starts reading now, synchronously, or skips the
+    // body (not JSON) and calls back at once; counting stops when it is done.
     let received = 0;
+    let parsing = true;
     const count = (chunk: Buffer) => {
       received += chunk.length;
       if (received <= SMALL_BODY_BYTES || received <= taken) return;
@@ -129,9 +129,13 @@ export function bodyBudget(parse: RequestHandler, opts: BodyBudgetOptions): Requ
       refuse(undefined);
     };
     parse(req, res, (err?: unknown) => {
+      parsing = false;
       req.off('data', count);
       if (!refused) next(err);
     });
-    if (req.listenerCount('data') > 0) req.on('data', count);
+    if (!parsing) return;
+    if (req.listenerCount('data') > 0) return void req.on('data', count);
+    // A parser that reads later than that cannot be counted chunk by chunk: it holds its limit.
+    if (!take(maxBody)) refuse(undefined);
   };
 }
