@@ -1,8 +1,12 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NOT_AN_IMAGE, TEST_DATABASE_URL, makeJpeg, makePng, makeWebp } from '@vouch/testing';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
+
+const KEYS_CLI = fileURLToPath(new URL('../src/cli/keys.ts', import.meta.url));
 
 /**
  * The gateway end to end over HTTP, as an agent gateway uses it: keys made
@@ -28,19 +32,26 @@ describe('scoped media over HTTP', () => {
     return { status: res.status, type: res.headers.get('content-type') ?? '', headers: res.headers, body: text ? JSON.parse(text) : undefined };
   };
   const register = (key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => call('/v1/media', { key, json: body, headers });
+  /** `npm run keys -- ARGS` against this gateway's schema, as an operator runs it; its stdout. */
+  const keysCli = (...args: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['--conditions=@vouch/source', '--import', 'tsx', KEYS_CLI, ...args], { env: { ...process.env, ...gw.env } }, (err, stdout, stderr) =>
+        err ? reject(new Error(`keys ${args.join(' ')} failed: ${stderr}`)) : resolve(stdout),
+      );
+    });
 
   beforeAll(async () => {
     gw = await startGatewayUnderTest('media_e2e');
     db = new pg.Pool({ connectionString: TEST_DATABASE_URL });
-    acme = gw.createKey('acme');
-    globex = gw.createKey('globex');
-    readOnly = gw.createKey('acme', 'media:read');
-    revoked = gw.createKey('acme');
-    const list = gw.keys('list', '--tenant', 'acme', '--json');
-    const revokedId = (JSON.parse(list.stdout) as Array<{ id: string }>).find((k) => revoked.includes(`_${k.id}_`))!.id;
-    expect(gw.keys('revoke', revokedId).status).toBe(0);
+    // The four keys are made by four CLI processes at once: one after another,
+    // starting tsx took this hook past a minute on a loaded 2-core machine.
+    const createKey = async (tenant: string, scopes?: string) =>
+      (JSON.parse(await keysCli('create', '--tenant', tenant, '--json', ...(scopes ? ['--scopes', scopes] : []))) as { key: string }).key;
+    [acme, globex, readOnly, revoked] = await Promise.all([createKey('acme'), createKey('globex'), createKey('acme', 'media:read'), createKey('acme')]);
+    const list = JSON.parse(await keysCli('list', '--tenant', 'acme', '--json')) as Array<{ id: string }>;
+    await keysCli('revoke', list.find((k) => revoked.includes(`_${k.id}_`))!.id);
     [red, blue, green] = await Promise.all([makePng({ width: 32, height: 16, color: 'red' }), makeJpeg({ width: 20, height: 10, color: 'blue' }), makeWebp({ width: 8, height: 8, color: 'green' })]);
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await db?.end();
