@@ -5,6 +5,7 @@ import { ERROR_CODES, OPERATIONS, buildOpenApiDocument, buildToolManifest, gatew
 import { assertHandlersComplete, checkReadiness, type Logger, type Pool, type ReadinessCheck } from '@vouch/platform';
 import type { Registry } from 'prom-client';
 import type { Caller } from './api-keys.js';
+import { ByteBudget, bodyBudget } from './body-budget.js';
 import type { GatewayHandler } from './gateway-handler.js';
 import { httpMetrics } from './http-metrics.js';
 import { operationRoute } from './operation-route.js';
@@ -26,6 +27,8 @@ export interface AppDeps {
   bodyLimitBytes: number;
   /** Whether operators may change queues from the dashboard (pause, retry, clean, add); read-only otherwise. */
   dashboardWritable?: boolean;
+  /** Bytes of request bodies held at once; past it a large body is refused 503 (BODY_BUDGET_BYTES). */
+  bodyBudgetBytes: number;
   operations?: readonly OperationDef[];
 }
 
@@ -120,7 +123,11 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use(DASHBOARD_PATH, route(DASHBOARD_PATH), queueDashboard(deps));
 
-  const json = express.json({ limit: deps.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
+  const json = bodyBudget(express.json({ limit: deps.bodyLimitBytes, type: ['application/json', 'application/*+json'] }), {
+    budget: new ByteBudget(deps.bodyBudgetBytes),
+    maxBody: deps.bodyLimitBytes,
+    registry: deps.registry,
+  });
   for (const op of operations) {
     const method = op.http.method.toLowerCase() as 'get' | 'post' | 'delete';
     app[method](op.http.path, route(op.http.path), authenticate, json, operationRoute(op, { pool: deps.pool, hub: deps.hub, gatewayHandlers, logger: deps.logger }));

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MEDIA_MAX_BYTES } from '@vouch/contracts';
+import { MEDIA_MAX_BYTES, mediaBase64MaxLength } from '@vouch/contracts';
 import { commonEnvSchema, portVar } from '@vouch/platform';
 
 /** The gateway's environment. */
@@ -10,10 +10,35 @@ export const gatewayEnvSchema = commonEnvSchema.extend({
   MEDIA_MAX_BYTES: z.coerce.number().int().min(1_024).max(MEDIA_MAX_BYTES).default(MEDIA_MAX_BYTES),
   /** Lets operators pause, retry, clean and add jobs from /admin/queues; read-only by default. */
   DASHBOARD_WRITABLE: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false').transform((v) => v === 'true'),
+  /**
+   * Most pixels an image may decode to, all frames together: 50 M holds a
+   * 48-megapixel phone photo and refuses a 10000×10000 decompression bomb.
+   */
+  MEDIA_MAX_PIXELS: z.coerce.number().int().min(1).max(268_402_689).default(50_000_000),
+  /** Most frames (pages) an animated image may have. */
+  MEDIA_MAX_FRAMES: z.coerce.number().int().min(1).max(100_000).default(1_000),
+  /**
+   * Images decoded at once to check them. sharp decodes on libuv's thread
+   * pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), which DNS
+   * lookups and file reads share: keep this below the pool's size.
+   */
+  MEDIA_DECODE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /**
+   * Bytes of request bodies the gateway holds at once; a large body past it
+   * is refused 503 with Retry-After before it is read. At its peak a
+   * registration holds about three times its body (the parsed string, the
+   * decoded bytes, the Postgres message), so this bounds memory for uploads.
+   * At least the largest body, or the largest image could never be sent.
+   */
+  BODY_BUDGET_BYTES: z.coerce
+    .number()
+    .int()
+    .min(bodyLimitFor({ MEDIA_MAX_BYTES }), `must be at least the largest body, ${bodyLimitFor({ MEDIA_MAX_BYTES })} bytes, or the largest image could never be sent`)
+    .default(64 * 1024 * 1024),
 });
 export type GatewayEnv = z.infer<typeof gatewayEnvSchema>;
 
-/** A JSON body holds the image as base64 (4/3 of its size) plus a few fields. */
-export function bodyLimitFor(env: GatewayEnv): number {
-  return Math.ceil(env.MEDIA_MAX_BYTES / 3) * 4 + 64 * 1024;
+/** A JSON body holds the image as base64, perhaps line-wrapped, plus a few fields. */
+export function bodyLimitFor(env: { MEDIA_MAX_BYTES: number }): number {
+  return mediaBase64MaxLength(env.MEDIA_MAX_BYTES) + 64 * 1024;
 }

@@ -77,11 +77,17 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
     version: GATEWAY_VERSION,
     bodyLimitBytes: bodyLimitFor(env),
     dashboardWritable: env.DASHBOARD_WRITABLE,
+    bodyBudgetBytes: env.BODY_BUDGET_BYTES,
     ...(opts.operations ? { operations: opts.operations } : {}),
     handlers: [
       systemStatusHandler({ hub, pool, producer, version: GATEWAY_VERSION, startedAt }),
       jobsGetHandler(hub),
-      ...mediaHandlers(pool, { maxBytes: env.MEDIA_MAX_BYTES }),
+      ...mediaHandlers(pool, {
+        maxBytes: env.MEDIA_MAX_BYTES,
+        maxPixels: env.MEDIA_MAX_PIXELS,
+        maxFrames: env.MEDIA_MAX_FRAMES,
+        concurrency: env.MEDIA_DECODE_CONCURRENCY,
+      }),
     ],
     readiness: [
       { name: 'redis', probe: () => pingRedis(producer) },

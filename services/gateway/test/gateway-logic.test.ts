@@ -3,7 +3,7 @@ import type { MediaItem } from '@vouch/contracts';
 import { canonicalJson, requestHash } from '../src/idempotency.js';
 import { resolveMedia } from '../src/media/resolve-media.js';
 import { bullJobId, parsePublicJobId, publicJobId } from '../src/queue-hub.js';
-import { decodeBase64Image } from '../src/media/sniff-image.js';
+import { decodeBase64Image } from '../src/media/decode-base64.js';
 
 const item = (n: number, messageId: string | null = null): MediaItem => ({
   alias: `img-${n}`,
@@ -70,7 +70,7 @@ describe('decodeBase64Image', () => {
     expect(decodeBase64Image('aGVs\nbG8=').toString()).toBe('hello');
   });
   it('refuses URL-safe or truncated base64', () => {
-    expect(() => decodeBase64Image('aGVsbG8')).toThrow('not valid standard base64');
-    expect(() => decodeBase64Image('a-_b')).toThrow('not valid standard base64');
+    expect(() => decodeBase64Image('aGVsbG8')).toThrow('imageBase64 ends without its = padding');
+    expect(() => decodeBase64Image('a-_b')).toThrow("imageBase64 is not base64: character 1 is '-'");
   });
 });

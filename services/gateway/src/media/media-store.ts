@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { MediaItem, Surface } from '@vouch/contracts';
 import { withTransaction, type Pool, type Queryable } from '@vouch/platform';
-import type { SniffedImage } from './sniff-image.js';
+import type { CheckedImage } from './check-image.js';
 
 /** A chat scope inside a tenant. */
 export interface MediaScope {
@@ -19,7 +18,7 @@ export interface NewMediaRef {
 const SELECT_ITEM = `
   SELECT r.alias_no, r.surface, r.chat_key, r.message_id, r.reply_to_message_id, r.caption, r.registered_at,
          b.mime_type, b.byte_size, b.width, b.height, b.sha256
-  FROM media_refs r JOIN media_blobs b ON b.sha256 = r.sha256`;
+  FROM media_refs r JOIN media_blobs b ON b.tenant = r.tenant AND b.sha256 = r.sha256`;
 
 function toItem(row: Record<string, unknown>): MediaItem {
   return {
@@ -44,18 +43,27 @@ export type RegisterOutcome =
   /** The message id is taken in this scope by other bytes. */
   | { kind: 'message_conflict'; existing: MediaItem };
 
+/** Whether the tenant already stored these bytes. Another tenant's copy does not count: tenants never share blobs. */
+export async function blobStored(db: Queryable, tenant: string, sha256: Buffer): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM media_blobs WHERE tenant = $1 AND sha256 = $2`, [tenant, sha256]);
+  return rows.length > 0;
+}
+
+/** Bytes to store with a registration, when the tenant does not hold them yet. */
+export interface NewBlob {
+  bytes: Buffer;
+  image: CheckedImage;
+}
+
 /**
- * Stores the bytes once (content-addressed by SHA-256) and registers them in
- * the scope under the next alias, in one transaction. Registering the same
- * message again returns its existing alias.
+ * Registers the image in the scope under the next alias, in one transaction,
+ * storing its bytes when `blob` carries them (the tenant's first copy;
+ * content-addressed by SHA-256 within the tenant). Registering the same
+ * message again returns its existing alias, and a refused message stores
+ * nothing.
  */
-export async function registerMedia(pool: Pool, scope: MediaScope, ref: NewMediaRef, bytes: Buffer, image: SniffedImage): Promise<RegisterOutcome> {
-  const sha = createHash('sha256').update(bytes).digest();
+export async function registerMedia(pool: Pool, scope: MediaScope, ref: NewMediaRef, sha256: Buffer, blob: NewBlob | undefined): Promise<RegisterOutcome> {
   return withTransaction(pool, async (tx) => {
-    await tx.query(
-      `INSERT INTO media_blobs (sha256, mime_type, byte_size, width, height, bytes) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (sha256) DO NOTHING`,
-      [sha, image.mimeType, bytes.length, image.width, image.height, bytes],
-    );
     // Locks the scope row: concurrent registrations in one chat take turns here.
     const { rows: scopeRows } = await tx.query<{ next_alias: number }>(
       `INSERT INTO media_scopes (tenant, surface, chat_key) VALUES ($1, $2, $3)
@@ -73,14 +81,20 @@ export async function registerMedia(pool: Pool, scope: MediaScope, ref: NewMedia
       const existing = rows[0];
       if (existing) {
         const item = toItem(existing);
-        return (existing.sha256 as Buffer).equals(sha) ? { kind: 'already_registered', item } : { kind: 'message_conflict', existing: item };
+        return (existing.sha256 as Buffer).equals(sha256) ? { kind: 'already_registered', item } : { kind: 'message_conflict', existing: item };
       }
+    }
+    if (blob) {
+      await tx.query(
+        `INSERT INTO media_blobs (tenant, sha256, mime_type, byte_size, width, height, bytes) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant, sha256) DO NOTHING`,
+        [scope.tenant, sha256, blob.image.mimeType, blob.bytes.length, blob.image.width, blob.image.height, blob.bytes],
+      );
     }
     const aliasNo = scopeRows[0]!.next_alias;
     await tx.query(`UPDATE media_scopes SET next_alias = next_alias + 1 WHERE tenant = $1 AND surface = $2 AND chat_key = $3`, [scope.tenant, scope.surface, scope.chatKey]);
     await tx.query(
       `INSERT INTO media_refs (tenant, surface, chat_key, alias_no, sha256, message_id, reply_to_message_id, caption) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [scope.tenant, scope.surface, scope.chatKey, aliasNo, sha, ref.messageId ?? null, ref.replyToMessageId ?? null, ref.caption ?? null],
+      [scope.tenant, scope.surface, scope.chatKey, aliasNo, sha256, ref.messageId ?? null, ref.replyToMessageId ?? null, ref.caption ?? null],
     );
     const { rows } = await tx.query(`${SELECT_ITEM} WHERE r.tenant = $1 AND r.surface = $2 AND r.chat_key = $3 AND r.alias_no = $4`, [
       scope.tenant,

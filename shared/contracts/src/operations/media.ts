@@ -5,7 +5,19 @@ import { ChatKeySchema, IsoTimeSchema, MediaAliasSchema, MessageIdSchema, Surfac
 
 /** Largest image the gateway stores. A bigger one is a 413 before it is decoded. */
 export const MEDIA_MAX_BYTES = 10 * 1024 * 1024;
-const MEDIA_MAX_BASE64_CHARS = Math.ceil(MEDIA_MAX_BYTES / 3) * 4;
+
+/**
+ * The longest imageBase64 text an image of `maxBytes` may take: its base64
+ * digits plus an eighth for whitespace. Line-wrapped base64 is allowed and
+ * must not count against the image: a CRLF every 64 characters adds 1/32,
+ * which a JSON body escapes to 1/16 ("\r\n" is four characters), so an eighth
+ * covers any common wrapping with room left. The image's size is checked on
+ * the decoded bytes.
+ */
+export function mediaBase64MaxLength(maxBytes: number): number {
+  const digits = Math.ceil(maxBytes / 3) * 4;
+  return digits + Math.ceil(digits / 8);
+}
 
 /** Image types the gateway accepts, sniffed from the bytes. */
 export const MEDIA_MIME_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif', 'image/avif', 'image/tiff'] as const;
@@ -49,8 +61,8 @@ export const mediaRegister = defineOperation({
     caption: text().max(4096).optional(),
     imageBase64: text()
       .min(1, 'imageBase64 must hold the image bytes, base64-encoded')
-      .max(MEDIA_MAX_BASE64_CHARS, `the image is larger than ${MEDIA_MAX_BYTES} bytes: downscale it first`)
-      .describe('The raw image file bytes, standard base64 without a data: prefix.'),
+      .max(mediaBase64MaxLength(MEDIA_MAX_BYTES), `imageBase64 is longer than a ${MEDIA_MAX_BYTES}-byte image takes, even line-wrapped: downscale the image first`)
+      .describe('The raw image file bytes, standard base64 without a data: prefix; line breaks and spaces are ignored.'),
   }).strict(),
   output: MediaItemSchema.extend({ alreadyRegistered: z.boolean() }),
   agentFacing: false,

@@ -1,0 +1,113 @@
+import { request, type ClientRequest } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '@vouch/testing';
+import { bodyLimitFor } from '../src/config.js';
+import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
+
+/**
+ * The body budget, one request at a time: with room for one large body, a
+ * second is refused 503 with Retry-After (declared or chunked), small
+ * requests pass, and the budget comes back when the first is answered.
+ */
+
+const MB = 1_000_000;
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Record<string, unknown>;
+}
+
+function answerOf(req: ClientRequest): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode!, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} });
+      });
+    });
+  });
+}
+
+/** A media.register body of exactly `size` bytes (its image is zeros: a 415 once read). */
+const registerBody = (size: number) => {
+  const head = '{"surface":"api","chatKey":"budget","imageBase64":"';
+  const room = size - head.length - 2;
+  return Buffer.from(`${head}${'A'.repeat(room - (room % 4))}${' '.repeat(room % 4)}"}`);
+};
+
+describe('the request body budget', () => {
+  let gw: GatewayUnderTest;
+  let key: string;
+  const budget = bodyLimitFor({ MEDIA_MAX_BYTES: 10 * 1024 * 1024 });
+
+  const open = (headers: Record<string, string | number>, path = '/v1/media') =>
+    request({ host: '127.0.0.1', port: gw.gateway.port, method: 'POST', path, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers } });
+  const held = async () => {
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    return Number(/^vouch_http_body_bytes_held\{[^}]*\} (\d+)$/m.exec(text)?.[1]);
+  };
+
+  beforeAll(async () => {
+    gw = await startGatewayUnderTest('body_budget', { BODY_BUDGET_BYTES: String(budget) });
+    key = await gw.createKey('acme');
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('refuses a second large body while the first holds the budget, lets small ones pass, and admits again once the first is answered', async () => {
+    const firstBody = registerBody(10 * MB);
+    const first = open({ 'content-length': firstBody.length });
+    const firstAnswer = answerOf(first);
+    first.write(firstBody.subarray(0, MB)); // the rest comes later: the body is admitted and being read
+    await eventually('the first body to be admitted', async () => ((await held()) === firstBody.length ? true : undefined));
+
+    const declared = open({ 'content-length': 8 * MB });
+    const declaredAnswer = answerOf(declared);
+    declared.end(registerBody(8 * MB));
+    const refused = await declaredAnswer;
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('5');
+    expect(refused.headers['content-type']).toContain('application/problem+json');
+    expect(refused.body).toMatchObject({
+      code: 'DEPENDENCY_UNAVAILABLE',
+      detail: `the gateway holds as many request bodies as it may at once (BODY_BUDGET_BYTES=${budget}): retry this 8000000-byte body in a few seconds`,
+    });
+
+    const chunked = open({ 'transfer-encoding': 'chunked' });
+    const chunkedAnswer = answerOf(chunked);
+    chunked.end(registerBody(8 * MB));
+    const refusedMidStream = await chunkedAnswer;
+    expect(refusedMidStream.status).toBe(503);
+    expect(refusedMidStream.headers['retry-after']).toBe('5');
+    expect(refusedMidStream.body.detail).toContain('retry this body in a few seconds');
+
+    const small = await gw.fetch('/v1/media/resolve', { key, json: { surface: 'api', chatKey: 'budget' } });
+    expect(small.status).toBe(404);
+
+    first.end(firstBody.subarray(MB));
+    expect((await firstAnswer).status).toBe(415);
+    await eventually('the budget to come back', async () => ((await held()) === 0 ? true : undefined));
+
+    const again = open({ 'content-length': 8 * MB });
+    const againAnswer = answerOf(again);
+    again.end(registerBody(8 * MB));
+    expect((await againAnswer).status).toBe(415);
+    expect(await held()).toBe(0);
+  });
+
+  it('still reads a compressed body, holding the largest body while it inflates', async () => {
+    const body = gzipSync(JSON.stringify({ surface: 'api', chatKey: 'budget' }));
+    const req = open({ 'content-encoding': 'gzip', 'content-length': body.length }, '/v1/media/resolve');
+    const answer = answerOf(req);
+    req.end(body);
+    expect((await answer).status).toBe(404);
+    await eventually('the budget to come back', async () => ((await held()) === 0 ? true : undefined));
+  });
+});

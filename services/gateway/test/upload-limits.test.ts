@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { mediaBase64MaxLength } from '@vouch/contracts';
+import { parseConfig } from '@vouch/platform';
+import { ByteBudget } from '../src/body-budget.js';
+import { bodyLimitFor, gatewayEnvSchema } from '../src/config.js';
+import { imageLimitProblem } from '../src/media/image-limits.js';
+
+const limits = { maxPixels: 50_000_000, maxFrames: 1_000 };
+
+describe('imageLimitProblem', () => {
+  it('lets an image within both limits through', () => {
+    expect(imageLimitProblem({ width: 8064, frameHeight: 6048, frames: 1 }, limits)).toBeUndefined();
+    expect(imageLimitProblem({ width: 500, frameHeight: 100, frames: 1_000 }, limits)).toBeUndefined();
+  });
+
+  it('counts the pixels of every frame, and frames before pixels', () => {
+    expect(imageLimitProblem({ width: 10_000, frameHeight: 10_000, frames: 1 }, limits)).toBe(
+      'imageBase64 is 10000×10000 = 100000000 pixels, above the 50000000-pixel limit: downscale it first',
+    );
+    expect(imageLimitProblem({ width: 1_000, frameHeight: 1_000, frames: 51 }, limits)).toBe(
+      'imageBase64 is 51 frames of 1000×1000 = 51000000 pixels in all, above the 50000000-pixel limit: send fewer or smaller frames',
+    );
+    expect(imageLimitProblem({ width: 1, frameHeight: 1, frames: 450_000 }, limits)).toBe(
+      'imageBase64 is an animation of 450000 frames, above the 1000-frame limit: send a still image or a shorter animation',
+    );
+  });
+});
+
+describe('ByteBudget', () => {
+  it('takes bytes while they fit and gives them back', () => {
+    const budget = new ByteBudget(100);
+    expect(budget.tryTake(60)).toBe(true);
+    expect(budget.tryTake(41)).toBe(false);
+    expect(budget.tryTake(40)).toBe(true);
+    expect(budget.held).toBe(100);
+    budget.give(60);
+    expect(budget.tryTake(60)).toBe(true);
+    expect(budget.held).toBe(100);
+  });
+});
+
+describe('upload configuration', () => {
+  const env = { REDIS_URL: 'redis://127.0.0.1:6379', DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' };
+
+  it('leaves room in the body for line-wrapped base64 of the largest image', () => {
+    const config = parseConfig(gatewayEnvSchema, env);
+    const digits = Math.ceil(config.MEDIA_MAX_BYTES / 3) * 4;
+    // A CRLF every 64 characters, escaped in JSON as four characters.
+    expect(bodyLimitFor(config)).toBeGreaterThan(digits + (digits / 64) * 4 + 1024);
+    expect(mediaBase64MaxLength(config.MEDIA_MAX_BYTES)).toBeGreaterThan(digits + (digits / 64) * 2);
+    expect(config.BODY_BUDGET_BYTES).toBeGreaterThanOrEqual(bodyLimitFor(config));
+  });
+
+  it('refuses a body budget that could never admit the largest image, naming the variable', () => {
+    const largest = bodyLimitFor({ MEDIA_MAX_BYTES: 10 * 1024 * 1024 });
+    expect(() => parseConfig(gatewayEnvSchema, { ...env, BODY_BUDGET_BYTES: String(largest - 1) })).toThrow(/BODY_BUDGET_BYTES.*must be at least the largest body/);
+    expect(parseConfig(gatewayEnvSchema, { ...env, BODY_BUDGET_BYTES: String(largest) }).BODY_BUDGET_BYTES).toBe(largest);
+  });
+});
