@@ -59,8 +59,20 @@ const DOCUMENTED: Record<string, Record<string, string[] | null>> = {
   vouch_ledger_critique_duration_seconds: {},
   vouch_ledger_claims_total: { status: null },
   vouch_ledger_llm_critic_calls_total: { outcome: null },
+  vouch_extractor_reads_total: { fidelity: null, outcome: ['new', 'repeat', 'reread', 'gone'] },
+  vouch_extractor_rereads_total: { reason: null },
+  vouch_extractor_materializations_total: { decision: ['full_body', 'branch_extract', 'over_budget', 'reread_required'], reason: null },
+  vouch_extractor_materialized_chars: { decision: null },
+  vouch_extractor_greps_total: { status: ['complete', 'partial'] },
+  vouch_extractor_grep_scanned_bytes_total: {},
+  vouch_extractor_extracts_total: { kind: ['deterministic', 'llm'], coverage: ['complete', 'incomplete'] },
+  vouch_extractor_requirements_total: { kind: ['deterministic', 'llm'], status: ['satisfied', 'unresolved'] },
+  vouch_extractor_prompt_chars: {},
+  vouch_extractor_evidence_chars: { kind: null },
+  vouch_extractor_gpu_gate: { state: ['off', 'pending', 'passed', 'failed'] },
+  vouch_extractor_gpu_gate_checks_total: { outcome: ['passed', 'failed'], stage: null },
 };
-const HISTOGRAMS = new Set(['vouch_job_duration_seconds', 'vouch_http_request_duration_seconds', 'vouch_ledger_critique_duration_seconds']);
+const HISTOGRAMS = new Set(['vouch_job_duration_seconds', 'vouch_http_request_duration_seconds', 'vouch_ledger_critique_duration_seconds', 'vouch_extractor_materialized_chars', 'vouch_extractor_prompt_chars', 'vouch_extractor_evidence_chars']);
 /** Labels Prometheus attaches to every scraped series (scrape config and relabelling). */
 const TARGET_LABELS = ['job', 'instance', 'service', 'namespace', 'pod'];
 

@@ -5,6 +5,7 @@
  * tenant isolation) run against it, so a new service joins them by adding
  * its starter to SERVICE_STARTERS.
  */
+import { startGatedExtractorUnderTest } from '../../extractor/test/extractor-test-env.js';
 import { startLedgerServiceUnderTest } from '../../ledger-critic/test/ledger-test-env.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 
@@ -20,6 +21,8 @@ export type ServiceStarter = (label: string, ctx: StackContext) => Promise<{ sto
 /** Every queue service, by the queue it consumes. */
 export const SERVICE_STARTERS: Record<string, ServiceStarter> = {
   'ledger-critic': (label, ctx) => startLedgerServiceUnderTest(label, {}, { prefix: ctx.prefix }),
+  // Serves both extractor queues: extractor-gpu behind its gate (fake nvidia-smi, Ollama test server).
+  extractor: (label, ctx) => startGatedExtractorUnderTest(label, { prefix: ctx.prefix }),
 };
 
 export interface FullStack {

@@ -3,7 +3,7 @@
  * and it changes nothing unless the gateway is configured to allow it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QUEUES } from '@vouch/contracts';
+import { QUEUES, SERVICE_QUEUES } from '@vouch/contracts';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked by assertion, not by type
@@ -43,7 +43,7 @@ describe('the queue dashboard', () => {
     expect(page.text).toContain('<!DOCTYPE html>');
     const queues = await call('/admin/queues/api/queues', { headers: { Authorization: basic(operator) } });
     expect(queues.status).toBe(200);
-    expect(queues.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['board-dispatcher', 'extractor', 'ledger-critic', 'vision-router']);
+    expect(queues.body.queues.map((q: { name: string }) => q.name).sort()).toEqual([...SERVICE_QUEUES].sort());
     expect(queues.body.queues.every((q: { readOnlyMode: boolean }) => q.readOnlyMode)).toBe(true);
   });
 

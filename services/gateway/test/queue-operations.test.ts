@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { NotFoundError, OPERATIONS, QUEUES, VouchClient, VouchError, defineOperation, mediaRecent } from '@vouch/contracts';
+import { NotFoundError, OPERATIONS, QUEUES, SERVICE_QUEUES, VouchClient, VouchError, defineOperation, mediaRecent } from '@vouch/contracts';
 import { consumerRedisOptions, createLogger, createMetrics, handle, startServiceWorker, type ServiceWorker } from '@vouch/platform';
 import { TEST_REDIS_URL } from '@vouch/testing';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
@@ -134,7 +134,7 @@ describe('operations served through a queue', () => {
     expect(status.status).toBe(200);
     expect(status.body).toMatchObject({ redis: { up: true }, postgres: { up: true } });
     const byName = Object.fromEntries(status.body.services.map((s: { service: string }) => [s.service, s]));
-    expect(Object.keys(byName).sort()).toEqual(['board-dispatcher', 'extractor', 'ledger-critic', 'vision-router']);
+    expect(Object.keys(byName).sort()).toEqual([...SERVICE_QUEUES].sort());
     expect(byName.extractor).toMatchObject({ up: true, workers: 1, ping: { service: 'extractor', version: '9.9.9' } });
     expect(byName.extractor.queue.completed).toBeGreaterThan(0);
     expect(byName['vision-router']).toMatchObject({ up: false, workers: 0, ping: null, reason: 'no worker is connected to the queue' });

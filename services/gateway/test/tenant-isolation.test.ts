@@ -67,7 +67,7 @@ describe('tenant isolation over the whole operation table', () => {
   beforeAll(async () => {
     stack = await startFullStack('tenant_isolation');
     keyA = await stack.gw.createKey('tenant-a');
-    keyB = await stack.gw.createKey('tenant-b', 'jobs:read,media:write,media:read,ledger:write,ledger:read,system:read,admin');
+    keyB = await stack.gw.createKey('tenant-b', 'jobs:read,media:write,media:read,ledger:write,ledger:read,artifacts:write,artifacts:read,system:read,admin');
     for (const op of TENANT_OPERATIONS) answersA.push(await run(op, keyA, withCanary(op)));
   }, 120_000);
   afterAll(async () => {

@@ -16,3 +16,6 @@ export * from './operations/system.js';
 export * from './operations/media.js';
 export * from './operations/jobs.js';
 export * from './operations/ledger.js';
+export * from './operations/artifact-path.js';
+export * from './operations/artifact-schemas.js';
+export * from './operations/artifact.js';

@@ -5,6 +5,8 @@
 export const QUEUES = {
   visionRouter: 'vision-router',
   extractor: 'extractor',
+  /** LLM extraction, consumed only by extractor workers whose GPU gate passed. */
+  extractorGpu: 'extractor-gpu',
   boardDispatcher: 'board-dispatcher',
   ledgerCritic: 'ledger-critic',
 } as const;

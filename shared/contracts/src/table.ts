@@ -1,5 +1,6 @@
 import type { OperationDef } from './operation.js';
 import type { QueueName } from './queues.js';
+import { artifactExtract, artifactExtractDeterministic, artifactGrep, artifactMaterialize, artifactRead } from './operations/artifact.js';
 import { jobsGet } from './operations/jobs.js';
 import { ledgerGet, ledgerOpen, ledgerPacket, ledgerProposeCompletion, ledgerRecordEvidence, ledgerRender } from './operations/ledger.js';
 import { mediaRecent, mediaRegister, mediaResolve } from './operations/media.js';
@@ -23,6 +24,11 @@ export const OPERATIONS: readonly OperationDef[] = [
   ledgerGet,
   ledgerPacket,
   ledgerRender,
+  artifactRead,
+  artifactMaterialize,
+  artifactGrep,
+  artifactExtractDeterministic,
+  artifactExtract,
 ];
 
 /** Looks an operation up by name in a table (the project's by default). */

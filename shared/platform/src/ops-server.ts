@@ -27,7 +27,7 @@ export async function startOpsServer(opts: { port: number; host?: string; regist
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'method not allowed\n');
     if (path === '/livez') return send(res, 200, 'application/json', '{"status":"live"}\n');
     if (path === '/readyz') {
-      void checkReadiness(opts.checks).then((report) => send(res, report.ready ? 200 : 503, 'application/json', `${JSON.stringify({ status: report.ready ? 'ready' : 'not ready', checks: report.checks })}\n`));
+      void checkReadiness(opts.checks).then((report) => send(res, report.ready ? 200 : 503, 'application/json', `${JSON.stringify({ status: report.ready ? 'ready' : 'not ready', checks: report.checks, ...(report.details ? { details: report.details } : {}) })}\n`));
       return;
     }
     if (path === '/metrics') {

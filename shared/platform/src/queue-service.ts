@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import { operationsForQueue, type OperationDef, type QueueName } from '@vouch/contracts';
 import type { CommonEnv } from './config.js';
 import type { OperationHandler } from './handlers.js';
+import type { ReadinessCheck } from './health.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type PlatformMetrics } from './metrics.js';
 import { startOpsServer, type OpsServer } from './ops-server.js';
@@ -34,6 +35,8 @@ export interface QueueServiceSpec {
   stalledInterval?: number;
   /** Extra resources to release after the worker stops and before Redis and Postgres close. */
   onStop?: () => Promise<void>;
+  /** Readiness checks of the service's own, besides Redis, Postgres, migrations and the worker (e.g. the extractor's GPU gate). */
+  extraChecks?: readonly ReadinessCheck[];
   /** Overrides for tests: a logger and a metrics registry of their own. */
   logger?: Logger;
   metrics?: PlatformMetrics;
@@ -104,6 +107,7 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
         { name: 'postgres', probe: () => pingPostgres(pool) },
         { name: 'migrations', probe: async () => (await pendingMigrations(pool, schema, spec.migrationsDir)).length === 0 },
         { name: 'worker', probe: async () => serviceWorker.worker.isRunning() },
+        ...(spec.extraChecks ?? []),
       ],
     }).catch(async (err: unknown) => {
       await serviceWorker.close(0);

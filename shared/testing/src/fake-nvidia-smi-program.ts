@@ -132,5 +132,10 @@ function main() {
   return finish(out, 0);
 }
 
-main();
+if (MODEL.delayMs) {
+  const delay = Number(process.env.FAKE_NVIDIA_SMI_DELAY_MS || MODEL.delayMs);
+  setTimeout(main, delay);
+} else {
+  main();
+}
 `;

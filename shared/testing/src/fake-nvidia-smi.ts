@@ -22,13 +22,19 @@ import {
  * - `old-gpu`: a Tesla V100 (compute 7.0, 16384 MiB).
  * - `two-gpus`: the H200 plus a second H200 (index 1, another UUID and bus id).
  * - `mig-enabled`: the H200 with MIG mode on and no MIG instance created.
+ * - `slow`: the H200 capture, answered only after a long stall (a hung driver);
+ *   the stall is FAKE_NVIDIA_SMI_DELAY_MS from the caller's environment, default
+ *   SLOW_NVIDIA_SMI_DELAY_MS.
  * - `failing`: the driver is not loaded (nvidia-smi's message, exit 9).
  * - `missing`: no executable at the returned path.
  */
-export type FakeNvidiaSmiVariant = 'h200' | 'other-uuid' | 'old-gpu' | 'two-gpus' | 'mig-enabled' | 'failing' | 'missing';
+export type FakeNvidiaSmiVariant = 'h200' | 'other-uuid' | 'old-gpu' | 'two-gpus' | 'mig-enabled' | 'slow' | 'failing' | 'missing';
 
 /** Every variant, for tests that loop over them. */
-export const FAKE_NVIDIA_SMI_VARIANTS: readonly FakeNvidiaSmiVariant[] = ['h200', 'other-uuid', 'old-gpu', 'two-gpus', 'mig-enabled', 'failing', 'missing'];
+export const FAKE_NVIDIA_SMI_VARIANTS: readonly FakeNvidiaSmiVariant[] = ['h200', 'other-uuid', 'old-gpu', 'two-gpus', 'mig-enabled', 'slow', 'failing', 'missing'];
+
+/** How long the `slow` variant stalls before answering, unless FAKE_NVIDIA_SMI_DELAY_MS says otherwise. */
+export const SLOW_NVIDIA_SMI_DELAY_MS = 60_000;
 
 /** UUID of the `other-uuid` variant's GPU. */
 export const OTHER_GPU_UUID = 'GPU-3b7d2e51-9c4a-4f08-8e6b-52a1c0d7e9f4';
@@ -60,6 +66,8 @@ export interface FakeGpu {
 /** What the generated script is given (JSON, prepended to the program). */
 interface FakeNvidiaSmiModel {
   failing?: string;
+  /** Milliseconds to stall before answering (the `slow` variant). */
+  delayMs?: number;
   /** argv joined by NUL → exact stdout, for the captured command lines. */
   exact: Record<string, string>;
   xml: string;
@@ -87,6 +95,7 @@ const CAPTURED_H200: FakeGpu = {
 export function fakeGpus(variant: FakeNvidiaSmiVariant): FakeGpu[] {
   switch (variant) {
     case 'h200':
+    case 'slow':
       return [{ ...CAPTURED_H200 }];
     case 'other-uuid':
       return [{ ...CAPTURED_H200, uuid: OTHER_GPU_UUID }];
@@ -170,7 +179,8 @@ export function fakeNvidiaSmiScript(variant: Exclude<FakeNvidiaSmiVariant, 'miss
     cudaVersion: H200_CUDA_VERSION,
   };
   if (variant === 'failing') model.failing = NVIDIA_SMI_DRIVER_FAILURE;
-  if (variant === 'h200') {
+  if (variant === 'slow') model.delayMs = SLOW_NVIDIA_SMI_DELAY_MS;
+  if (variant === 'h200' || variant === 'slow') {
     for (const { file, args } of H200_CAPTURED_COMMANDS) model.exact[args.join('\u0000')] = capture.files[file] ?? '';
   }
   // The absolute node path: services may spawn with a PATH that has no node.

@@ -28,6 +28,7 @@ export {
   NVIDIA_SMI_DRIVER_FAILURE,
   OTHER_GPU_UUID,
   SECOND_H200_UUID,
+  SLOW_NVIDIA_SMI_DELAY_MS,
   V100_UUID,
   fakeGpus,
   fakeNvidiaSmiScript,
@@ -48,6 +49,7 @@ export {
 } from './h200-capture.js';
 export type { CudaVisibleDevicesObservation, H200Capture } from './h200-capture.js';
 export { fixturesDir, repoRoot } from './repo-paths.js';
+export { scriptedExtractionModel } from './extraction-model.js';
 
 export { NOT_AN_IMAGE, makeJpeg, makePng, makeWebp } from './images.js';
 export type { ImageColor, ImageSpec } from './images.js';

@@ -31,10 +31,10 @@ interface Run {
   code: number;
 }
 
-function run(path: string, args: readonly string[]): Promise<Run> {
+function run(path: string, args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     // A bare environment, as a service might spawn it with.
-    execFile(path, [...args], { env: {}, encoding: 'utf8' }, (error, stdout, stderr) => {
+    execFile(path, [...args], { env, encoding: 'utf8' }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
       resolve({ stdout, stderr, code });
     });
@@ -158,6 +158,13 @@ describe('installFakeNvidiaSmi', () => {
     const csv = await run(smi('mig-enabled'), ['--query-gpu=uuid,mig.mode.current', '--format=csv,noheader']);
     expect(csv.stdout).toBe(`${H200_UUID}, Enabled\n`);
     expect((await run(smi('mig-enabled'), ['-q', '-x'])).stdout).toContain('<current_mig>Enabled</current_mig>');
+  });
+
+  it('slow answers with the H200 capture only after its stall', async () => {
+    const started = Date.now();
+    const out = await run(smi('slow'), ['-L'], { FAKE_NVIDIA_SMI_DELAY_MS: '300' });
+    expect(out.stdout).toBe(readH200Capture().files['smi-L.txt']);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
   });
 
   it('failing prints the driver failure and exits 9 whatever it is asked', async () => {

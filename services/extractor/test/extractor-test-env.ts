@@ -1,0 +1,156 @@
+import { Queue, QueueEvents, type Job } from 'bullmq';
+import { QUEUES, decodeJobError, type ErrorBody, type JobEnvelope, type QueueName } from '@vouch/contracts';
+import { createLogger, parseConfig } from '@vouch/platform';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
+import type { Registry } from 'prom-client';
+import { extractorEnvSchema, type ExtractorEnv } from '../src/config.js';
+import { startExtractor, type ExtractorOverrides, type RunningExtractor } from '../src/extractor-service.js';
+
+/** The extractor running in this process on its own BullMQ prefix and Postgres schema. */
+export interface ExtractorUnderTest {
+  service: RunningExtractor;
+  env: ExtractorEnv;
+  prefix: string;
+  schema: string;
+  stop(): Promise<void>;
+}
+
+export async function startExtractorUnderTest(label: string, vars: Record<string, string> = {}, shared?: { prefix: string }, overrides: ExtractorOverrides = {}): Promise<ExtractorUnderTest> {
+  const prefix = shared ? undefined : await useTestPrefix(label);
+  const schema = await useTestSchema(label);
+  const env = parseConfig(extractorEnvSchema, {
+    REDIS_URL: TEST_REDIS_URL,
+    DATABASE_URL: TEST_DATABASE_URL,
+    BULLMQ_PREFIX: shared?.prefix ?? prefix!.prefix,
+    DB_SCHEMA: schema.schema,
+    HTTP_PORT: '0',
+    LOG_LEVEL: 'silent',
+    SHUTDOWN_GRACE_MS: '2000',
+    ...vars,
+  });
+  const service = await startExtractor(env, { logger: createLogger({ service: 'extractor', level: 'silent' }), ...overrides });
+  return {
+    service,
+    env,
+    prefix: env.BULLMQ_PREFIX,
+    schema: schema.schema,
+    async stop() {
+      await service.stop();
+      await prefix?.cleanup();
+      await schema.cleanup();
+    },
+  };
+}
+
+export class JobFailed extends Error {
+  constructor(
+    readonly body: ErrorBody,
+    readonly job: Job,
+  ) {
+    super(`${body.code}: ${body.message}`);
+  }
+}
+
+/** Adds jobs as the gateway does (an envelope with the tenant) on one queue, and waits for them. */
+export class QueueJobs {
+  readonly queue: Queue<JobEnvelope>;
+  readonly events: QueueEvents;
+  private n = 0;
+
+  constructor(prefix: string, name: QueueName = QUEUES.extractor) {
+    this.queue = new Queue<JobEnvelope>(name, { connection: { url: TEST_REDIS_URL }, prefix });
+    this.events = new QueueEvents(name, { connection: { url: TEST_REDIS_URL }, prefix });
+  }
+
+  async ready(): Promise<void> {
+    await this.events.waitUntilReady();
+  }
+
+  add(operation: string, tenant: string, input: unknown, opts: { jobId?: string } = {}): Promise<Job<JobEnvelope>> {
+    return this.queue.add(operation, { tenant, input }, { jobId: opts.jobId ?? `t${process.pid}-${Date.now()}-${++this.n}`, attempts: 3, backoff: { type: 'fixed', delay: 100 } });
+  }
+
+  async run<T = unknown>(operation: string, tenant: string, input: unknown, opts: { jobId?: string } = {}): Promise<T> {
+    return this.wait<T>(await this.add(operation, tenant, input, opts));
+  }
+
+  async wait<T = unknown>(job: Job<JobEnvelope>, timeoutMs = 20_000): Promise<T> {
+    try {
+      return (await job.waitUntilFinished(this.events, timeoutMs)) as T;
+    } catch {
+      const fresh = (await this.queue.getJob(job.id!))!;
+      if (await fresh.isFailed()) throw new JobFailed(decodeJobError(fresh.failedReason), fresh);
+      throw new Error(`job ${job.id} (${job.name}) did not finish within ${timeoutMs} ms: ${await fresh.getState()}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.events.close();
+    await this.queue.close();
+  }
+}
+
+/** The value of one series in a registry, 0 when absent. */
+export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
+  const values = (metric?.values ?? []) as Array<{ value: number; labels: Record<string, string | number>; metricName?: string }>;
+  const match = values.find((v) => (v.metricName === undefined || v.metricName === name || v.metricName === `${name}_count`) && Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want));
+  return match?.value ?? 0;
+}
+
+/**
+ * An oversized source file with exactly one `baudRate` and one `channel`
+ * definition deep inside, among distractors that a careless extractor would
+ * take: comments naming old values, longer identifiers, strings.
+ */
+export function oversizedSource(seed: number, opts: { baudRate?: number; channel?: number | null; lines?: number } = {}): { text: string; baudRate: string; channel: string | null } {
+  const baudRate = String(opts.baudRate ?? [9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600][seed % 8]);
+  const channel = opts.channel === null ? null : String(opts.channel ?? 1 + ((seed * 7) % 26));
+  const total = opts.lines ?? 1_800;
+  const out: string[] = [`// generated driver ${seed}: large on purpose`, `// note: baudRate used to be 4800 on revision A boards; channelMask is unrelated`];
+  const baudAt = 200 + ((seed * 97) % (total - 400));
+  let chanAt = 150 + ((seed * 53 + 600) % (total - 300));
+  if (chanAt === baudAt) chanAt += 1;
+  for (let i = out.length; i < total; i++) {
+    if (i === baudAt) out.push(`  baudRate: ${baudRate},`);
+    else if (i === chanAt && channel !== null) out.push(`  channel: ${channel},`);
+    else if (i % 97 === 0) out.push(`  const channelCount${i} = ${i % 13}; // not the channel`);
+    else out.push(`  register_${seed}_${i}: 0x${((i * 2654435761) >>> 0).toString(16).padStart(8, '0')}, // filler ${'-'.repeat(i % 40)}`);
+  }
+  return { text: `${out.join('\n')}\n`, baudRate, channel };
+}
+
+/**
+ * The extractor as a full stack runs it: both queues served, the GPU worker
+ * behind its gate on the fake nvidia-smi (the H200 capture) with the Ollama
+ * test server as the model. Resolves once the gate passed.
+ */
+export async function startGatedExtractorUnderTest(label: string, shared: { prefix: string }): Promise<{ service: ExtractorUnderTest; stop(): Promise<void> }> {
+  const { installFakeNvidiaSmi, scriptedExtractionModel, startOllamaTestServer, H200_UUID } = await import('@vouch/testing');
+  const ollama = await startOllamaTestServer({ models: [{ name: 'extract:7b', size: 4_000_000_000 }], reply: scriptedExtractionModel() });
+  const smi = await installFakeNvidiaSmi('h200');
+  const service = await startExtractorUnderTest(
+    label,
+    {
+      EXTRACTOR_LLM_ENABLED: 'true',
+      EXTRACTOR_APPROVED_GPU_UUIDS: H200_UUID,
+      OLLAMA_CUDA_VISIBLE_DEVICES: H200_UUID,
+      NVIDIA_SMI: smi.path,
+      OLLAMA_HOST: ollama.url,
+      EXTRACTOR_MODEL: 'extract:7b',
+      EXTRACTOR_LLM_TIMEOUT_MS: '10000',
+      EXTRACTOR_LLM_LOCK_MS: '30000',
+    },
+    shared,
+  );
+  const gate = await service.service.gateSettled();
+  if (gate.state !== 'passed') throw new Error(`the test extractor's GPU gate did not pass: ${gate.reason ?? gate.state}`);
+  return {
+    service,
+    async stop() {
+      await service.stop();
+      await ollama.close();
+      await smi.cleanup();
+    },
+  };
+}
