@@ -14,7 +14,8 @@
  * milliseconds. Prints per concurrency the median over rounds of p50, p99
  * and requests/s of each, and the gateway's and the floor's ratios to raw.
  * Needs the local Redis and Postgres. The gateway logs at warn
- * (BENCH_GATEWAY_LOG_LEVEL).
+ * (BENCH_GATEWAY_LOG_LEVEL). To see where the gateway's time goes, profile
+ * it under the load: BENCH_GATEWAY_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
  */
 import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
@@ -114,7 +115,7 @@ try {
     PORT: String(GATEWAY_PORT),
     HOST: '127.0.0.1',
     LOG_LEVEL: process.env.BENCH_GATEWAY_LOG_LEVEL ?? 'warn',
-  });
+  }, (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean));
   children.push(gateway.proc);
   const floor = spawnTsProcess(fileURLToPath(new URL('./http-floor.ts', import.meta.url)), { ...base, BULLMQ_PREFIX: floorPrefix, PORT: String(FLOOR_PORT) });
   children.push(floor.proc);

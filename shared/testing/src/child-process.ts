@@ -15,10 +15,11 @@ export interface TsProcess {
 /**
  * Starts `script` with tsx under the `@vouch/source` condition, so workspace
  * packages load from source like in tests. Crash and shutdown tests use it to
- * SIGKILL or SIGTERM a real process.
+ * SIGKILL or SIGTERM a real process. `nodeArgs` go to node itself (e.g.
+ * `--cpu-prof`, which NODE_OPTIONS does not take).
  */
-export function spawnTsProcess(script: string, env: Record<string, string> = {}): TsProcess {
-  const proc = spawn(process.execPath, ['--conditions=@vouch/source', '--import', 'tsx', script], {
+export function spawnTsProcess(script: string, env: Record<string, string> = {}, nodeArgs: readonly string[] = []): TsProcess {
+  const proc = spawn(process.execPath, [...nodeArgs, '--conditions=@vouch/source', '--import', 'tsx', script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
