@@ -147,7 +147,7 @@ describe('reviews with the LLM critic (Ollama test server, real Postgres)', () =
     expect(await metricValue(late.registry, 'vouch_ledger_llm_critic_calls_total', { outcome: 'timeout' })).toBe(1);
   });
 
-  it('reviews again on fresh state when evidence arrives while the LLM critic runs', async () => {
+  it('decides on the version it read when evidence arrives while the LLM critic runs, and asks the model once', async () => {
     const runId = `llm-${++runs}`;
     const { commands } = commandsOn(db.pool, { ollamaHost: ollama.url, model: MODEL });
     await commands.open({ tenant: 'acme', jobId: `${runId}-open` }, { runId, goal: GOAL, policy: 'full' });
@@ -157,13 +157,12 @@ describe('reviews with the LLM critic (Ollama test server, real Postgres)', () =
       await commands.recordEvidence({ tenant: 'acme', jobId: `${runId}-ev2` }, { runId, items: [RESTORE] });
       return { json: { decision: 'approve', reasons: ['stale view'], missingEvidence: [] } };
     });
-    ollama.reply({ json: { decision: 'approve', reasons: ['the dump and the restore are both shown'], missingEvidence: [] } });
     const outcome = await commands.proposeCompletion({ tenant: 'acme', jobId: `${runId}-review` }, { runId, summary: SUMMARY, openItems: [] });
-    expect(ollama.calls).toHaveLength(2);
-    expect(outcome).toMatchObject({ cycle: 1, decision: 'approve', status: 'approved', completed: true });
-    expect(outcome.critics.llm.reasons).toEqual(['the dump and the restore are both shown']);
+    expect(ollama.calls).toHaveLength(1);
+    // The review saw the dump alone: the restore came after it, for the next cycle.
+    expect(outcome).toMatchObject({ cycle: 1, decision: 'request_changes', status: 'request_changes', completed: false });
     const state = await loadLedger(db.pool, { tenant: 'acme', runId });
     expect(state).toMatchObject({ version: 6, evidence: [{ id: 'ev-1' }, { id: 'ev-2' }] });
-    expect(state!.critiques[0]!.evidenceSeqAtCritique).toBe(2);
+    expect(state!.critiques[0]).toMatchObject({ baseVersion: 2, evidenceSeqAtCritique: 1 });
   });
 });

@@ -133,6 +133,8 @@ export interface ProposeCompletionCommand {
 export interface CompletionReview {
   /** The ledger version the review was planned on. */
   baseVersion: number;
+  /** The evidence it saw: seq 1 to this. */
+  evidenceSeen: number;
   cycle: number;
   proposal: CompletionProposal;
   claims: CompletionClaim[];
@@ -174,17 +176,37 @@ export function planCompletionReview(state: LedgerState | undefined, cmd: Propos
   const llm = planLlmCritic(ledger.policy, rule.decision, opts.llmConfigured);
   return {
     kind: 'review',
-    review: { baseVersion: ledger.version, cycle, proposal, claims, failures, rule, packet, llm, ...(llm.run ? { prompt: buildCriticPrompt(packet) } : {}) },
+    review: { baseVersion: ledger.version, evidenceSeen: ledger.evidence.length, cycle, proposal, claims, failures, rule, packet, llm, ...(llm.run ? { prompt: buildCriticPrompt(packet) } : {}) },
   };
 }
 
 /** What the LLM critic did: not asked, answered, or failed (timeout, bad JSON); a failure leaves the rule verdict standing. */
 export type LlmCriticResult = { ran: false; note: string } | { ran: true; model: string; verdict: LlmVerdict } | { ran: true; model: string; error: string };
 
-/** Combines the verdicts, applies terminal discipline and emits the review's events. */
-export function concludeCompletionReview(state: LedgerState, review: CompletionReview, llm: LlmCriticResult): Decision & { outcome: CritiqueOutcome } {
-  if (state.version !== review.baseVersion) {
-    throw new ConflictError(`the ledger of run "${state.runId}" changed while it was reviewed (version ${review.baseVersion} → ${state.version}): review it again`, {
+/**
+ * Where a planned review stands against the ledger now. Evidence recorded since
+ * it was planned does not matter: the review decides on what it read, and that
+ * evidence is evidence since it for the next cycle. Only another review
+ * concluded in between makes it stale: it was planned as a cycle that is taken
+ * (or, for a retried job, it is already recorded).
+ */
+export type ReviewStanding = { kind: 'current' } | { kind: 'already_reviewed'; outcome: CritiqueOutcome } | { kind: 'superseded' };
+
+export function reviewStanding(state: LedgerState, review: CompletionReview): ReviewStanding {
+  const done = state.critiques.find((c) => c.proposalId === review.proposal.proposalId);
+  if (done) return { kind: 'already_reviewed', outcome: critiqueOutcome(state, done, true) };
+  if (state.critiques.length !== review.cycle - 1 || state.version < review.baseVersion) return { kind: 'superseded' };
+  return { kind: 'current' };
+}
+
+/**
+ * Combines the verdicts, applies terminal discipline and emits the review's
+ * events at the ledger's head, which may be past the version the review read.
+ * `concludedAt` is when it concludes (the proposal time when absent).
+ */
+export function concludeCompletionReview(state: LedgerState, review: CompletionReview, llm: LlmCriticResult, concludedAt?: string): Decision & { outcome: CritiqueOutcome } {
+  if (reviewStanding(state, review).kind !== 'current') {
+    throw new ConflictError(`the ledger of run "${state.runId}" was reviewed by another completion attempt while this one was (cycle ${review.cycle}): propose again`, {
       runId: state.runId,
       version: state.version,
     });
@@ -209,11 +231,13 @@ export function concludeCompletionReview(state: LedgerState, review: CompletionR
     reasons: combined.reasons,
     missingEvidence: combined.missingEvidence,
     critics,
-    evidenceSeqAtCritique: state.evidence.length,
+    baseVersion: review.baseVersion,
+    evidenceSeqAtCritique: review.evidenceSeen,
     at: review.proposal.proposedAt,
   };
   const unresolved = trackUnresolved({ prior: state.unresolved, cycle: review.cycle, missingEvidence: combined.missingEvidence, failures: review.failures, openItems: review.proposal.openItems });
-  const at = review.proposal.proposedAt;
+  // The events land after whatever was recorded while the critics ran; their time never goes back past it.
+  const at = [review.proposal.proposedAt, concludedAt ?? '', state.updatedAt].reduce((a, b) => (b > a ? b : a));
   const v = state.version;
   const events: LedgerEvent[] = [
     { type: 'completion_proposed', seq: v + 1, at, proposal: review.proposal, claims: review.claims },

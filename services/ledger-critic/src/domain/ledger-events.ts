@@ -82,9 +82,22 @@ export type StatusChangedEvent = z.infer<typeof StatusChangedEventSchema>;
 export type LedgerEvent = z.infer<typeof LedgerEventSchema>;
 export type LedgerEventType = LedgerEvent['type'];
 
+/**
+ * Critiques recorded before reviews said which version they read were always
+ * appended at it: right after it come their proposal (seq - 1) and their own
+ * event (seq), so they read seq - 2.
+ */
+function withBaseVersion(json: unknown): unknown {
+  if (typeof json !== 'object' || json === null) return json;
+  const event = json as { type?: unknown; seq?: unknown; critique?: unknown };
+  if (event.type !== 'critique_recorded' || typeof event.seq !== 'number' || typeof event.critique !== 'object' || event.critique === null) return json;
+  if ('baseVersion' in event.critique) return json;
+  return { ...event, critique: { ...event.critique, baseVersion: event.seq - 2 } };
+}
+
 /** Reads one stored event (a jsonb row), refusing anything that is not a well-formed event. */
 export function parseLedgerEvent(json: unknown): LedgerEvent {
-  const parsed = LedgerEventSchema.safeParse(json);
+  const parsed = LedgerEventSchema.safeParse(withBaseVersion(json));
   if (!parsed.success) throw new Error(`not a ledger event: ${describeFieldIssues(fieldIssuesFromZod(parsed.error.issues))}`);
   return parsed.data;
 }

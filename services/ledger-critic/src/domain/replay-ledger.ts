@@ -71,6 +71,11 @@ export function applyEvent(state: LedgerState | undefined, event: LedgerEvent): 
     case 'critique_recorded': {
       const expected = state.critiques.length + 1;
       if (event.critique.cycle !== expected) throw new LedgerStreamError(`ledger ${state.runId}: critique of cycle ${event.critique.cycle}, expected ${expected}`);
+      // A review reads the ledger before its own proposal event, and sees only evidence already recorded.
+      const { baseVersion, evidenceSeqAtCritique } = event.critique;
+      if (baseVersion > event.seq - 2 || evidenceSeqAtCritique > state.evidence.length) {
+        throw new LedgerStreamError(`ledger ${state.runId}: critique at seq ${event.seq} says it read version ${baseVersion} with ${evidenceSeqAtCritique} evidence items`);
+      }
       return {
         ...state,
         ...touched,

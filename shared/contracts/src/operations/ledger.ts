@@ -182,7 +182,13 @@ export const CritiqueRecordSchema = z.object({
   reasons: z.array(text()),
   missingEvidence: z.array(MissingEvidenceSchema),
   critics: CriticRunsSchema,
-  /** The highest evidence seq the review saw; evidence with a higher seq came after it. */
+  /**
+   * The ledger version the review read and decided on. Its events are appended
+   * at the head it finds when it concludes, after any evidence recorded while
+   * the critics ran.
+   */
+  baseVersion: z.number().int().positive(),
+  /** The highest evidence seq the review saw; evidence with a higher seq came after it, and is evidence since it for the next cycle. */
   evidenceSeqAtCritique: z.number().int().nonnegative(),
   at: IsoTimeSchema,
 });
