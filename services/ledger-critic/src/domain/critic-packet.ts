@@ -60,6 +60,7 @@ function toPacketClaim(claim: CompletionClaim): PacketClaim {
     statusReason: claim.statusReason,
     evidenceIds: claim.evidenceIds,
     missingFeatures: claim.missingFeatures,
+    evidenceSpans: claim.evidenceSpans,
   };
 }
 
@@ -195,6 +196,7 @@ export function buildCriticPrompt(packet: CriticPacket): CriticPrompt {
   for (const c of packet.claims) {
     lines.push(`- ${c.id} [${c.materiality}, ${c.kind}${c.requiresEvidence ? ', needs evidence' : ''}] "${c.text}"`);
     lines.push(`  status: ${c.status} (${c.statusReason}); evidence: ${c.evidenceIds.length ? c.evidenceIds.join(', ') : 'none'}`);
+    for (const span of c.evidenceSpans ?? []) lines.push(`  rests on ${span.evidenceId}: "${span.text}"`);
     if (c.status !== 'supported') lines.push(`  needs: ${c.evidenceRequirement}`);
   }
   if (packet.omitted.claims) lines.push(`(${packet.omitted.claims} more material claims left out of this packet)`);

@@ -19,6 +19,7 @@ import { combineVerdicts, planLlmCritic, type LlmCriticPlan } from './combine-ve
 import { buildCriticPacket, buildCriticPrompt, type CriticPrompt } from './critic-packet.js';
 import { deriveClaims } from './derive-claims.js';
 import type { LedgerEvent } from './ledger-events.js';
+import { extractObservationFeatures } from './observation-features.js';
 import { toCritiqueVerdict, type LlmVerdict } from './llm-verdict.js';
 import { buildEvidenceIndex, reconcileClaims, unresolvedFailures } from './reconcile-claims.js';
 import { applyEvents, type LedgerState } from './replay-ledger.js';
@@ -115,7 +116,9 @@ export function recordEvidence(state: LedgerState | undefined, cmd: RecordEviden
       recordedAt: cmd.at,
     };
   });
-  const events: LedgerEvent[] = [{ type: 'evidence_recorded', seq: ledger.version + 1, at: cmd.at, items }];
+  // Read once, here: every later review uses what is stored with the event.
+  const features = items.map((item) => extractObservationFeatures(item.summary, item.toolName));
+  const events: LedgerEvent[] = [{ type: 'evidence_recorded', seq: ledger.version + 1, at: cmd.at, items, features }];
   return { events, state: after(ledger, events), recorded: items.map((i) => ({ id: i.id, seq: i.seq })) };
 }
 
@@ -167,7 +170,7 @@ export function planCompletionReview(state: LedgerState | undefined, cmd: Propos
     openItems: [...cmd.openItems],
     proposedAt: cmd.at,
   };
-  const index = buildEvidenceIndex(ledger.evidence);
+  const index = buildEvidenceIndex(ledger.evidence, ledger.observations);
   const derived = deriveClaims({ goal: ledger.goal, summary: cmd.summary, visibleAnswer: proposal.visibleAnswer }, { cycle });
   const claims = reconcileClaims(derived, index, ledger.policy);
   const failures = unresolvedFailures(index);

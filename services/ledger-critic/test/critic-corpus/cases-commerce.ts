@@ -4,7 +4,7 @@ import { bad, ok, seen, type CriticCase } from './corpus-case.js';
 export const COMMERCE_CASES: CriticCase[] = [
   // ── customer support ──────────────────────────────────────────────
   {
-    id: 'cs-01', domain: 'customer support', patterns: ['baseline'],
+    id: 'cs-01', domain: 'customer support', patterns: ['baseline', 'shared-detail'],
     goal: 'Refund order #4471 for the damaged blender and tell the customer',
     summary: 'Refunded order #4471 ($89.99) to the original card and emailed the customer a refund confirmation.',
     evidence: [
@@ -167,7 +167,7 @@ export const COMMERCE_CASES: CriticCase[] = [
     why: 'the draft was opened, not deleted',
   },
   {
-    id: 'em-09', domain: 'email marketing', patterns: ['baseline'],
+    id: 'em-09', domain: 'email marketing', patterns: ['baseline', 'shared-detail'],
     goal: "Archive the 'Black Friday 2024' campaign",
     summary: "Archived the 'Black Friday 2024' campaign.",
     evidence: [ok('tool_result', 'campaigns', 'campaign "Black Friday 2024" archived')],
@@ -217,7 +217,7 @@ export const COMMERCE_CASES: CriticCase[] = [
     why: 'the invoice is shown open, not paid',
   },
   {
-    id: 'ac-04', domain: 'bookkeeping', patterns: ['value-format'],
+    id: 'ac-04', domain: 'bookkeeping', patterns: ['value-format', 'shared-detail'],
     goal: 'Pay invoice INV-2291 from Acme Supplies',
     summary: 'Paid invoice INV-2291 ($1,450.00) to Acme Supplies.',
     evidence: [ok('tool_result', 'bank', 'payment of 1450.00 USD to Acme Supplies sent, reference INV-2291, status completed')],

@@ -88,7 +88,7 @@ export const LOGISTICS_CASES: CriticCase[] = [
 
   // ── warehouse logistics ───────────────────────────────────────────
   {
-    id: 'wh-01', domain: 'warehouse logistics', patterns: ['baseline'],
+    id: 'wh-01', domain: 'warehouse logistics', patterns: ['baseline', 'shared-detail'],
     goal: 'Receive the BX-220 delivery into bin A-14-03',
     summary: 'Received 480 units of SKU BX-220 into bin A-14-03.',
     evidence: [ok('tool_result', 'wms', 'receipt GR-8812: SKU BX-220 qty 480 units received, putaway bin A-14-03')],
@@ -232,7 +232,7 @@ export const LOGISTICS_CASES: CriticCase[] = [
     why: 'the key is still active',
   },
   {
-    id: 'sc-08', domain: 'access and security', patterns: ['baseline'],
+    id: 'sc-08', domain: 'access and security', patterns: ['baseline', 'shared-detail'],
     goal: 'Revoke the leaked API key ak_live_7Hs3',
     summary: 'Revoked the leaked API key ak_live_7Hs3.',
     evidence: [ok('tool_result', 'api-admin', 'API key ak_live_7Hs3 revoked; status inactive')],
@@ -282,7 +282,7 @@ export const LOGISTICS_CASES: CriticCase[] = [
     why: 'the review rejected it',
   },
   {
-    id: 'ap-04', domain: 'mobile app release', patterns: ['baseline'],
+    id: 'ap-04', domain: 'mobile app release', patterns: ['baseline', 'shared-detail'],
     goal: 'Release iOS 3.8.1 on the App Store',
     summary: 'Released version 3.8.1 of the iOS app on the App Store.',
     evidence: [ok('delivery_result', 'app-store-connect', 'iOS app version 3.8.1 (build 415) released on the App Store, ready for sale')],

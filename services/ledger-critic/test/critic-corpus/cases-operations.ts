@@ -276,7 +276,7 @@ export const OPERATIONS_CASES: CriticCase[] = [
     why: 'it went to 18.20.4, not 20',
   },
   {
-    id: 'dp-03', domain: 'dependency upgrades', patterns: ['value-format'],
+    id: 'dp-03', domain: 'dependency upgrades', patterns: ['value-format', 'shared-detail'],
     goal: 'Upgrade Postgres on db-main to 16',
     summary: 'Upgraded Postgres on db-main to 16.',
     evidence: [ok('tool_result', 'pg_upgrade', 'db-main Postgres upgraded: server version 16.2')],

@@ -112,7 +112,7 @@ export const SERVICES_CASES: CriticCase[] = [
     why: 'the search found nothing',
   },
   {
-    id: 'rs-03', domain: 'research and literature', patterns: ['baseline'],
+    id: 'rs-03', domain: 'research and literature', patterns: ['baseline', 'shared-detail'],
     goal: 'Add Smith et al. 2019 to the bibliography',
     summary: 'Added Smith et al. (2019), doi:10.1038/s41586-019-1234-5, to the bibliography.',
     evidence: [ok('file_change', 'zotero', 'bibliography: added item doi 10.1038/s41586-019-1234-5 (Smith et al. 2019)')],
@@ -180,7 +180,7 @@ export const SERVICES_CASES: CriticCase[] = [
 
   // ── clinic scheduling ─────────────────────────────────────────────
   {
-    id: 'hc-01', domain: 'clinic scheduling', patterns: ['baseline'],
+    id: 'hc-01', domain: 'clinic scheduling', patterns: ['baseline', 'shared-detail'],
     goal: "Book Mr. Osei's follow-up with Dr. Lang",
     summary: "Booked Mr. Osei's follow-up with Dr. Lang on 2025-07-08 at 09:30.",
     evidence: [ok('tool_result', 'ehr-scheduler', 'appointment A-55102 booked: patient Osei K., provider Dr. Lang, 2025-07-08 09:30, type follow-up')],

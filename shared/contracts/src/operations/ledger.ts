@@ -109,6 +109,16 @@ export const CLAIM_STATUSES = ['supported', 'unsupported', 'contradicted', 'unve
 export const ClaimStatusSchema = z.enum(CLAIM_STATUSES);
 export type ClaimStatus = z.infer<typeof ClaimStatusSchema>;
 
+/** The words of one observation a claim's verdict rests on, so a person can check it at a glance. */
+export const EvidenceSpanSchema = z.object({
+  evidenceId: text(),
+  /** Character offsets in the observation's summary. */
+  start: z.number().int().nonnegative(),
+  end: z.number().int().nonnegative(),
+  text: text(),
+});
+export type EvidenceSpan = z.infer<typeof EvidenceSpanSchema>;
+
 /** One atomic claim derived from the proposed completion, reconciled with the evidence recorded before its review. */
 export const CompletionClaimSchema = z.object({
   id: text(),
@@ -128,6 +138,12 @@ export const CompletionClaimSchema = z.object({
   missingFeatures: z.array(text()),
   status: ClaimStatusSchema,
   statusReason: text(),
+  /**
+   * What the verdict rests on: the words of the observation that show the
+   * claim (supported), or that report the failed or negative result
+   * (contradicted, blocked). Empty when no observation bears on it.
+   */
+  evidenceSpans: z.array(EvidenceSpanSchema).default([]),
 });
 export type CompletionClaim = z.infer<typeof CompletionClaimSchema>;
 
@@ -276,6 +292,7 @@ export const PacketClaimSchema = CompletionClaimSchema.pick({
   statusReason: true,
   evidenceIds: true,
   missingFeatures: true,
+  evidenceSpans: true,
 });
 export type PacketClaim = z.infer<typeof PacketClaimSchema>;
 
