@@ -123,6 +123,67 @@ describe('reviews with the LLM critic (Ollama test server, real Postgres)', () =
     expect(await metricValue(registry, 'vouch_ledger_critiques_total', { decision: 'request_changes' })).toBe(1);
   });
 
+  it('judges each material claim against the evidence, quoting it, and holds a claim it does not find entailed', async () => {
+    // The claims of SUMMARY, as the rule critic numbers them: the dump, the restore, the row count.
+    ollama.reply((call) => {
+      expect(call.prompt).toContain('rests on ev-1: "orders-db dumped to orders-2025-03-01.sql.gz');
+      return {
+        json: {
+          decision: 'approve',
+          reasons: [],
+          missingEvidence: [],
+          claims: [
+            { claimId: 'cl-1-1', verdict: 'entails', evidenceId: 'ev-1', quote: 'orders-db dumped to orders-2025-03-01.sql.gz' },
+            { claimId: 'cl-1-2', verdict: 'entails', evidenceId: 'ev-2', quote: 'restored orders-2025-03-01.sql.gz into orders-restore-test' },
+            { claimId: 'cl-1-3', verdict: 'unrelated' },
+          ],
+        },
+      };
+    });
+    const { outcome } = await review([DUMP, RESTORE]);
+    expect(outcome.critics.rule.decision).toBe('approve');
+    expect(outcome).toMatchObject({ decision: 'request_changes', completed: false });
+    expect(outcome.reasons).toContain('LLM critic: "verified 48,210 rows": no listed observation states it');
+    expect(outcome.critics.llm.claims).toEqual([
+      { claimId: 'cl-1-1', verdict: 'entails', evidenceId: 'ev-1', quote: 'orders-db dumped to orders-2025-03-01.sql.gz', quoteFound: true },
+      { claimId: 'cl-1-2', verdict: 'entails', evidenceId: 'ev-2', quote: 'restored orders-2025-03-01.sql.gz into orders-restore-test', quoteFound: true },
+      { claimId: 'cl-1-3', verdict: 'unrelated', quoteFound: false },
+    ]);
+  });
+
+  it('does not count an entailment whose quote is not in the observation it cites', async () => {
+    ollama.reply({
+      json: {
+        decision: 'approve',
+        reasons: [],
+        missingEvidence: [],
+        claims: [
+          { claimId: 'cl-1-1', verdict: 'entails', evidenceId: 'ev-1', quote: 'orders-db dumped' },
+          { claimId: 'cl-1-2', verdict: 'entails', evidenceId: 'ev-2', quote: 'restore verified by checksum' },
+          { claimId: 'cl-1-3', verdict: 'entails', evidenceId: 'ev-2', quote: '48210 rows in orders' },
+        ],
+      },
+    });
+    const { outcome } = await review([DUMP, RESTORE]);
+    expect(outcome).toMatchObject({ decision: 'request_changes', completed: false });
+    expect(outcome.reasons).toContain('LLM critic: "Restored it into orders-restore-test": the words quoted for it are not in ev-2');
+
+    // Quotes that are there, and every claim entailed: the approval stands.
+    ollama.reply({
+      json: {
+        decision: 'approve',
+        reasons: ['each claim is stated by an observation'],
+        missingEvidence: [],
+        claims: [
+          { claimId: 'cl-1-1', verdict: 'entails', evidenceId: 'ev-1', quote: 'orders-db dumped' },
+          { claimId: 'cl-1-2', verdict: 'entails', evidenceId: 'ev-2', quote: 'restored orders-2025-03-01.sql.gz into orders-restore-test' },
+          { claimId: 'cl-1-3', verdict: 'entails', evidenceId: 'ev-2', quote: '48210 rows in orders' },
+        ],
+      },
+    });
+    expect((await review([DUMP, RESTORE])).outcome).toMatchObject({ decision: 'approve', completed: true });
+  });
+
   it('ends the run as incomplete_verification when it blocks', async () => {
     ollama.reply({ json: { decision: 'blocked', reasons: ['the restore ran against production'], missingEvidence: [] } });
     const { outcome, registry } = await review([DUMP, RESTORE]);

@@ -20,7 +20,7 @@ import { buildCriticPacket, buildCriticPrompt, type CriticPrompt } from './criti
 import { deriveClaims } from './derive-claims.js';
 import type { LedgerEvent } from './ledger-events.js';
 import { extractObservationFeatures } from './observation-features.js';
-import { toCritiqueVerdict, type LlmVerdict } from './llm-verdict.js';
+import { checkClaimJudgements, toCritiqueVerdict, type LlmVerdict } from './llm-verdict.js';
 import { buildEvidenceIndex, reconcileClaims, unresolvedFailures } from './reconcile-claims.js';
 import { applyEvents, type LedgerState } from './replay-ledger.js';
 import { ruleCritic, type CritiqueVerdict } from './rule-critic.js';
@@ -214,8 +214,8 @@ export function concludeCompletionReview(state: LedgerState, review: CompletionR
       version: state.version,
     });
   }
-  const claimTexts = new Map(review.claims.map((c) => [c.id, c.text]));
-  const llmVerdict = llm.ran && 'verdict' in llm ? toCritiqueVerdict(llm.verdict, claimTexts) : undefined;
+  const judgements = llm.ran && 'verdict' in llm ? checkClaimJudgements(llm.verdict, new Map(state.evidence.map((e) => [e.id, e]))) : [];
+  const llmVerdict = llm.ran && 'verdict' in llm ? toCritiqueVerdict(llm.verdict, review.claims, judgements) : undefined;
   const combined = combineVerdicts(review.rule, llmVerdict);
   const terminal = statusAfterCritique(combined.decision, review.cycle, state.cycleBudget);
   const critics: CriticRuns = {
@@ -223,7 +223,7 @@ export function concludeCompletionReview(state: LedgerState, review: CompletionR
     llm: !llm.ran
       ? { ran: false, note: llm.note }
       : 'verdict' in llm
-        ? { ran: true, model: llm.model, decision: llm.verdict.decision, reasons: llm.verdict.reasons }
+        ? { ran: true, model: llm.model, decision: llm.verdict.decision, reasons: llm.verdict.reasons, ...(judgements.length ? { claims: judgements } : {}) }
         : { ran: true, model: llm.model, note: `its answer was not used: ${llm.error}` },
   };
   const critique: CritiqueRecord = {

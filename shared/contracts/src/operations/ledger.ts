@@ -174,6 +174,16 @@ export const MissingEvidenceSchema = z.object({
 });
 export type MissingEvidence = z.infer<typeof MissingEvidenceSchema>;
 
+/** The LLM critic's judgement of one claim against its candidate evidence. */
+export const LlmClaimJudgementSchema = z.object({
+  claimId: text(),
+  verdict: z.enum(['entails', 'contradicts', 'unrelated']),
+  evidenceId: text().optional(),
+  quote: text().optional(),
+  quoteFound: z.boolean(),
+});
+export type LlmClaimJudgement = z.infer<typeof LlmClaimJudgementSchema>;
+
 /** What each critic did in one review. */
 export const CriticRunsSchema = z.object({
   rule: z.object({ decision: CritiqueDecisionSchema, reasons: z.array(text()) }),
@@ -184,6 +194,12 @@ export const CriticRunsSchema = z.object({
     reasons: z.array(text()).optional(),
     /** Why it did not run, or why its answer was not used. */
     note: text().optional(),
+    /**
+     * Its judgement of each material claim against the evidence, with the
+     * words it quoted; `quoteFound` says whether those words are in the cited
+     * observation (an entailment whose quote is not there does not count).
+     */
+    claims: z.array(LlmClaimJudgementSchema).optional(),
   }),
 });
 export type CriticRuns = z.infer<typeof CriticRunsSchema>;
