@@ -93,11 +93,14 @@ function verifyCueIndex(text: string): number {
 }
 
 /** Where the first completion cue (done, changed, delivered, verified, found) starts, or -1. */
+// "can be borrowed", "must be returned": a participle after a modal states a rule, not something done.
+const MODAL_PASSIVE_RE = /\b(?:can|cannot|must|may|might|should|could|would|need to|needs to|has to|have to)\s+(?:not\s+)?be\s+$/i;
+
 function completionCueIndex(text: string): number {
   let first = verifyCueIndex(text);
   for (const m of text.matchAll(WORD_RE)) {
     if (first !== -1 && m.index >= first) break;
-    if (isPastVerb(m[0])) {
+    if (isPastVerb(m[0]) && !MODAL_PASSIVE_RE.test(text.slice(0, m.index))) {
       first = m.index;
       break;
     }

@@ -24,6 +24,10 @@ const FRAME_VERBS = new Set(
 // Verbs that only say something was changed: any of them, or a shown change ("a -> b"), shows the others.
 const CHANGE_VERBS = new Set('change update modify edit set adjust alter configure'.split(' '));
 const SUBJECT_PRONOUNS = new Set(['i', 'we', 'then', 'also', 'and']);
+// Verbs whose success is a zero count: "cleared the fault codes" and "active codes: 0".
+const REMOVAL_VERBS = new Set('clear remove delete purge drain empty close resolve revoke cancel fix uninstall disable stop kill flush wipe dismiss withdraw'.split(' '));
+// Words that make a claim about every member: one exception falsifies it.
+const UNIVERSAL = new Set(['all', 'every', 'each', 'both']);
 // Titles and relative adjectives: a record names the person or thing, not how the claim referred to it.
 const FORGIVEN = new Set('mr mrs ms dr prof new current latest existing same respective entire whole all every each both other own various following'.split(' '));
 // Words that say an action came out done, when the action itself is written as a noun ("refund created", "registration complete").
@@ -91,8 +95,9 @@ export function readClaim(text: string, kind: ClaimKind): ClaimReading {
       return;
     }
     // The fact a check is about, or a passive statement: "resolves to", "is signed", "was delivered".
-    const finite = w.pos === 'VERB' && (prev?.pos === 'AUX' || (/s$/.test(w.text) && prev !== undefined && /^(NOUN|PROPN|VAL)$/.test(prev.pos)));
-    if (finite && predicate === undefined && (frameAt !== -1 || prev?.pos === 'AUX')) {
+    // "has driven" is a statement's verb (optional); "is signed", "was delivered" state the fact.
+    const finite = w.pos === 'VERB' && ((prev?.pos === 'AUX' && prev.lemma !== 'have') || (/s$/.test(w.text) && prev !== undefined && /^(NOUN|PROPN|VAL)$/.test(prev.pos)));
+    if (finite && predicate === undefined && (frameAt !== -1 || (prev?.pos === 'AUX' && prev.lemma !== 'have'))) {
       predicate = { word: w, index, optional: false };
       return;
     }
@@ -143,14 +148,24 @@ export type Judgement =
   /** It does not show the fact; `missing` says what it lacks, `matched` what it has. */
   | { verdict: 'lacks'; matched: number[]; missing: string[]; coverage: number; negative: boolean };
 
-function findWord(obs: ObservationView, lemma: string, opts: { strict?: boolean; near?: number } = {}): number {
+function findWord(obs: ObservationView, lemma: string, opts: { strict?: boolean; near?: number; negated?: boolean } = {}): number {
   const words = obs.read.words;
   let best = -1;
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as Word;
     if (w.value || !w.lemma) continue;
     if (!sameWord(lemma, w.lemma, opts.strict)) continue;
-    if (opts.near === undefined) return i;
+    // A word the claim negates is looked for where the observation negates it too ("no codes remain": "active codes: 0").
+    if (opts.negated !== undefined && best !== -1 && Boolean((words[best] as Word).neg) === opts.negated) continue;
+    if (opts.negated !== undefined && best !== -1 && Boolean(w.neg) === opts.negated) {
+      best = i;
+      continue;
+    }
+    if (opts.near === undefined) {
+      if (best === -1) best = i;
+      if (opts.negated === undefined) return best;
+      continue;
+    }
     if (best === -1 || Math.abs(i - opts.near) < Math.abs(best - opts.near)) best = i;
   }
   return best;
@@ -295,7 +310,7 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   for (const term of claim.terms) {
     const lemma = term.word.lemma;
     const near = [...valueAt.values()][0];
-    let hit = acronyms.has(term.index) ? -2 : findWord(obs, lemma, { strict: isName(term.word), ...(near !== undefined ? { near } : {}) });
+    let hit = acronyms.has(term.index) ? -2 : findWord(obs, lemma, { strict: isName(term.word), ...(near !== undefined ? { near } : {}), ...(term.word.neg ? { negated: true } : {}) });
     if (hit === -1 && acronymInClaim(term.word, obs)) hit = -2;
     if (hit === -1 && inTool(obs, lemma)) hit = -2;
     if (hit >= 0) {
@@ -358,9 +373,33 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     }
   }
 
+  const universal = cwords.some((w) => UNIVERSAL.has(w.lemma));
+  const sameClass = (a: Value, b: Value): boolean => a.k === 'num' && b.k === 'num' && a.dim === b.dim && Boolean(a.pct) === Boolean(b.pct);
+  // "all tyres at 8.5 bar": another measurement of the same kind in the observation is an exception.
+  if (universal) {
+    for (const [claimIndex, obsIndex] of valueAt) {
+      const v = cwords[claimIndex]?.value;
+      if (v?.k !== 'num' || (!v.dim && !v.pct)) continue;
+      const other = owords.find((w, i) => i !== obsIndex && w.value !== undefined && sameClass(v, w.value) && !valuesMatch(v, w.value));
+      if (other) missing.push(`all at ${cwords[claimIndex]?.text} (${other.text} too)`);
+    }
+  }
+  // "VN-205 has driven 2,340 km" against "VN-204 2,340 km, VN-205 1,980 km": a measurement next to another name is that name's.
+  for (const [idIndex, idAt] of valueAt) {
+    if (cwords[idIndex]?.value?.k !== 'id') continue;
+    for (const [numIndex, numAt] of valueAt) {
+      if (cwords[numIndex]?.value?.k !== 'num' || Math.abs(numIndex - idIndex) > 4) continue;
+      const numSeg = owords[numAt]?.seg;
+      if (owords[idAt]?.seg === numSeg) continue;
+      const other = owords.find((w, i) => w.seg === numSeg && i !== idAt && w.value?.k === 'id' && !valuesMatch(cwords[idIndex]?.value as Value, w.value));
+      if (other) missing.push(`${cwords[numIndex]?.text} for ${cwords[idIndex]?.text} (it is ${other.text}'s)`);
+    }
+  }
+
   const coverage = required ? found / required : 0;
   const matchedList = [...matched].sort((a, b) => a - b);
   const complete = missing.length === 0;
+  const claimNegated = cwords.some((w) => w.neg);
 
   // Polarity: what the claim negates the observation must negate, and what it asserts must not come out negated.
   const negationClash: string[] = [];
@@ -371,7 +410,6 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     if (!/^(NOUN|PROPN|ADJ|VERB)$/.test(o.pos)) continue;
     if (Boolean(term.word.neg) !== Boolean(o.neg)) negationClash.push(term.word.text);
   }
-  const claimNegated = cwords.some((w) => w.neg);
   // A failed or unfinished result in a segment the claim rests on; and, when the claim's subject is the observation's
   // head ("wave W-2291: ..."), a zero count anywhere after it (or any failure, for a check).
   const segments = new Set(matchedList.map((i) => (owords[i] as Word).seg));
@@ -381,12 +419,17 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   obs.read.failures.forEach((markers, seg) => {
     const afterHead = headNamed && owords.some((w, i) => w.seg === seg && i >= obs.read.headEnd);
     if (!segments.has(seg) && !afterHead) return;
-    for (const marker of markers) {
+    for (const raw of markers) {
+      const counted = raw.startsWith('#counted ');
+      const marker = counted ? raw.slice('#counted '.length) : raw;
       if (claimLemmas.has(marker) || [...claimLemmas].some((l) => l.length >= 4 && sameWord(l, marker))) continue;
       // "not required" in both: the claim states that negative.
       if (marker.startsWith('not ') && cwords.some((w) => w.neg && sameWord(w.lemma, marker.slice(4)))) continue;
       if (marker === '#zero' && claimNegated) continue;
-      if (!segments.has(seg) && claim.kind === 'action' && marker !== '#zero') continue;
+      if (marker === '#zero' && claim.action && REMOVAL_VERBS.has(claim.action.word.lemma)) continue;
+      if (marker.startsWith('no ') && cwords.some((w) => w.neg && sameWord(w.lemma, marker.slice(3)))) continue;
+      // An action's report may count a few failures beside its result ("3087 delivered, 33 bounced"), unless the claim says all, or how many.
+      if (!segments.has(seg) && claim.kind === 'action' && counted && !universal && claim.values.every((v) => v.value.k !== 'num')) continue;
       failures.push(marker === '#zero' ? 'a zero count' : marker === '#partial' ? 'a partial count' : `"${marker}"`);
     }
   });

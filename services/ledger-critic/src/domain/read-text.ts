@@ -38,8 +38,9 @@ export interface ReadText {
   words: Word[];
   /**
    * Per segment, what says it reports a failed or unfinished result: failure
-   * words by lemma ("failed", "pending", "not found"), `#zero` for a zero
-   * count, `#partial` for "31 of 36"; empty when it reports none.
+   * words by lemma ("failed", "pending", "not found"), `#counted <word>` for
+   * a counted one ("4 failed"), `#zero` for a zero count, `#partial` for "31
+   * of 36"; empty when it reports none.
    */
   failures: string[][];
   /** Where the text's head ends: the first colon, before which a tool names what it reports on. */
@@ -498,6 +499,10 @@ function markNegation(words: Word[], headEnd: number): void {
     const next = words[i + 1];
     if (NEGATORS.has(lemma) && lemma !== 'none') {
       if (next && isFailureWord(next.lemma)) return;
+      // "no refunds failed", "nothing was rejected": the negation is of the failure, the refunds are fine.
+      let k = i + 1;
+      while (words[k] && /^(NOUN|PROPN|ADJ|AUX)$/.test((words[k] as Word).pos) && (words[k] as Word).seg === w.seg) k++;
+      if (words[k] && isFailureWord((words[k] as Word).lemma) && (words[k] as Word).seg === w.seg) return;
       mark(i + 1, 1);
     } else if (isZero(w)) {
       if (next && next.seg === w.seg && isFailureWord(next.lemma)) return;
@@ -511,7 +516,7 @@ function markNegation(words: Word[], headEnd: number): void {
     }
     // "further charges scheduled for SUB-1: none", "unanswered tickets: 0": the answer negates the whole head.
     if ((lemma === 'none' || isZero(w)) && i === headEnd && (i + 1 === words.length || words[i + 1]?.seg !== w.seg)) {
-      for (let k = 0; k < headEnd; k++) if (isContent(words[k] as Word)) (words[k] as Word).neg = true;
+      for (let k = 0; k < headEnd; k++) if (isContent(words[k] as Word) && (words[k] as Word).seg === w.seg) (words[k] as Word).neg = true;
     }
   });
 }
@@ -529,10 +534,13 @@ function segmentFailures(seg: readonly Word[]): string[] {
     const w = seg[i] as Word;
     const prev = seg[i - 1];
     if (isFailureWord(w.lemma) || isFailureWord(w.text.toLowerCase())) {
-      if (!isZero(prev) && !(prev && NEGATORS.has(prev.lemma))) out.push(w.lemma);
+      // "33 bounced": a count of failures beside a result, marked as counted.
+      if (!isZero(prev) && !(prev && NEGATORS.has(prev.lemma))) out.push(prev?.value?.k === 'num' ? `#counted ${w.lemma}` : w.lemma);
     }
     // "not converged", "not verified", "never arrived": a negated outcome.
     if (prev && /^(not|n't|never)$/.test(prev.lemma) && /^(VERB|ADJ)$/.test(w.pos) && !isFailureWord(w.lemma)) out.push(`not ${w.lemma}`);
+    // "no acknowledgement", "no slots": something expected is absent (not "no errors", a problem absent).
+    if (prev?.lemma === 'no' && /^(NOUN|PROPN)$/.test(w.pos) && !PROBLEM_NOUNS.has(w.lemma) && !PROBLEM_NOUNS.has(w.text.toLowerCase()) && !isFailureWord(seg[i + 1]?.lemma ?? '')) out.push(`no ${w.lemma}`);
     for (const phrase of FAILURE_PHRASES) {
       if (phrase.every((p, k) => (seg[i + k] as Word | undefined)?.lemma === p || (seg[i + k] as Word | undefined)?.text.toLowerCase() === p)) out.push(phrase.join(' '));
     }

@@ -22,7 +22,7 @@ export type Value =
   /** A quoted string, lower-cased, spaces collapsed. */
   | { k: 'quote'; text: string };
 
-export type Dimension = 'time' | 'size' | 'mass' | 'length' | 'money' | 'temp' | 'count';
+export type Dimension = 'time' | 'size' | 'mass' | 'length' | 'money' | 'temp' | 'count' | 'volume' | 'pressure';
 
 const UNITS: Record<string, [Dimension, number]> = {
   ms: ['time', 0.001], s: ['time', 1], sec: ['time', 1], secs: ['time', 1], second: ['time', 1], seconds: ['time', 1],
@@ -35,6 +35,8 @@ const UNITS: Record<string, [Dimension, number]> = {
   mm: ['length', 0.001], cm: ['length', 0.01], km: ['length', 1000],
   usd: ['money', 1], eur: ['money', 1], gbp: ['money', 1], '$': ['money', 1], '€': ['money', 1], '£': ['money', 1],
   '°c': ['temp', 1], '°f': ['temp', 1],
+  l: ['volume', 1], litre: ['volume', 1], litres: ['volume', 1], liter: ['volume', 1], liters: ['volume', 1], ml: ['volume', 0.001], 'm³': ['volume', 1000], m3: ['volume', 1000],
+  bar: ['pressure', 1e5], mbar: ['pressure', 100], pa: ['pressure', 1], kpa: ['pressure', 1e3], psi: ['pressure', 6894.757],
 };
 
 /** A unit word or symbol, as the dimension and factor to its base unit. */
