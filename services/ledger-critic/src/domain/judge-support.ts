@@ -229,8 +229,8 @@ function showsAction(claim: ClaimReading, obs: ObservationView, matchedValues: n
   if (at !== -1) {
     const w = obs.read.words[at] as Word;
     if (w.pos === 'VERB' || w.pos === 'ADJ') return { at };
-    // "refund re_3Kx9 created", "registration complete: permit issued": the act as a noun, and its completion.
-    const done = obs.read.words.some((o) => (/^(VERB|ADJ)$/.test(o.pos) && isPastForm(o.text)) || DONE_WORDS.has(o.lemma));
+    // "refund re_3Kx9 created", "registration complete: permit issued": the act as a noun, and its completion, in one segment.
+    const done = obs.read.words.some((o) => o.seg === w.seg && ((/^(VERB|ADJ)$/.test(o.pos) && isPastForm(o.text)) || DONE_WORDS.has(o.lemma)));
     if (done) return { at };
   }
   if (inTool(obs, action.word.lemma)) return { at: -1 };
@@ -367,7 +367,7 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   for (const [claimIndex, obsIndex] of valueAt) {
     const claimed = cwords[claimIndex]?.value as Value;
     for (const [termIndex] of termAt) {
-      if (termIndex <= claimIndex || termIndex - claimIndex > 3 || cwords[termIndex]?.seg !== cwords[claimIndex]?.seg) continue;
+      if (termIndex <= claimIndex || termIndex - claimIndex > 3 || cwords[termIndex]?.seg !== cwords[claimIndex]?.seg || cwords[termIndex]?.neg) continue;
       const nearest = findWord(obs, (cwords[termIndex] as Word).lemma, { near: obsIndex });
       if (nearest >= 0 && competingValue(obs, claimed, obsIndex, nearest)) missing.push(`${cwords[claimIndex]?.text} for ${cwords[termIndex]?.text}`);
     }
@@ -382,6 +382,21 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
       if (v?.k !== 'num' || (!v.dim && !v.pct)) continue;
       const other = owords.find((w, i) => i !== obsIndex && w.value !== undefined && sameClass(v, w.value) && !valuesMatch(v, w.value));
       if (other) missing.push(`all at ${cwords[claimIndex]?.text} (${other.text} too)`);
+    }
+  }
+  // "the roof array produced 38.6 kWh" against "carport array ... 38.6 kWh; roof array 29.9 kWh": a qualifier that sits
+  // beside another measurement of the same kind, away from the claimed one, says the claimed one is not its.
+  for (const [numIndex, numAt] of valueAt) {
+    const v = cwords[numIndex]?.value;
+    if (v?.k !== 'num') continue;
+    // Only where the claimed value sits beside a qualifier the claim does not name ("carport").
+    const rival = owords.some((w) => w.seg === owords[numAt]?.seg && !w.value && /^(NOUN|PROPN|ADJ)$/.test(w.pos) && !cwords.some((c) => c.lemma && sameWord(c.lemma, w.lemma)));
+    if (!rival) continue;
+    for (const [termIndex, termObs] of termAt) {
+      const term = cwords[termIndex] as Word;
+      if (term.neg || !/^(NOUN|PROPN|ADJ)$/.test(term.pos) || owords[termObs]?.seg === owords[numAt]?.seg) continue;
+      const own = owords.find((w) => w.seg === owords[termObs]?.seg && w.value !== undefined && sameClass(v, w.value));
+      if (own && !valuesMatch(v, own.value as Value)) missing.push(`${cwords[numIndex]?.text} for ${term.text} (${own.text})`);
     }
   }
   // "VN-205 has driven 2,340 km" against "VN-204 2,340 km, VN-205 1,980 km": a measurement next to another name is that name's.

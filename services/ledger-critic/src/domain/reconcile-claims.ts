@@ -190,7 +190,7 @@ function judgeClaim(claim: DerivedClaim, reading: ClaimReading, index: EvidenceI
     judged.push({ i, j });
     if (isFailure(item)) {
       // A failed observation of the same fact, or of one of the things the claim names ("logo.png: unsupported colour profile").
-      if (j.verdict !== 'lacks' || j.coverage >= 0.5 || namesAnIdentifier(reading, view(i))) against = { i, j, failed: true };
+      if (j.verdict !== 'lacks' || j.coverage >= 0.5 || (j.coverage >= 0.33 && namesAnIdentifier(reading, view(i)))) against = { i, j, failed: true };
       continue;
     }
     if (j.verdict === 'shows') shows = { i, j };
