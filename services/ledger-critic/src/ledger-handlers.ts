@@ -15,7 +15,7 @@ import {
 import { handle, withTransaction, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
 import type { z } from 'zod';
 import { buildCriticPrompt } from './domain/critic-packet.js';
-import { concludeCompletionReview, openLedger, planCompletionReview, recordEvidence, type Decision, type LlmCriticResult } from './domain/ledger-commands.js';
+import { concludeCompletionReview, openLedger, planCompletionReview, recordEvidence, reviewStanding, type Decision, type LlmCriticResult } from './domain/ledger-commands.js';
 import type { LedgerEvent } from './domain/ledger-events.js';
 import { toLedgerSnapshot, toLedgerView, type LedgerState } from './domain/replay-ledger.js';
 import { renderLedger } from './domain/render-ledger.js';
@@ -30,8 +30,11 @@ import type { LedgerMetrics } from './metrics.js';
  * up to it (from this process's cache, or the snapshot, plus the events
  * after), decides with the pure domain, and appends the events at the
  * version it read in one transaction. A write that loses a race is decided
- * again on fresh state a few times before it answers 409. What a write
- * commits is cached only after its COMMIT.
+ * again on fresh state a few times before it answers 409. A completion
+ * review is the exception: it decides on the version it read (the critics
+ * may take a minute) and appends at the head it finds, so evidence that
+ * streams in meanwhile never starves it. What a write commits is cached only
+ * after its COMMIT.
  */
 
 /** Who asks: the job's tenant, and the job id that identifies this request across BullMQ re-runs. */
@@ -65,7 +68,11 @@ export interface LedgerCommands {
 
 /** Tries of a write that keeps losing races before it answers 409; each try reloads. */
 const WRITE_TRIES = 5;
-/** Tries of a review whose ledger changed while the critics ran; each may ask the LLM critic again. */
+/**
+ * Tries of a review that another review of the same run overtook while the
+ * critics ran (evidence recorded meanwhile never costs a try); each may ask
+ * the LLM critic again.
+ */
 const REVIEW_TRIES = 3;
 
 /** A short random pause before deciding again, so writers that collided do not collide again in step. */
@@ -79,6 +86,13 @@ function noLedger(runId: string): NotFoundError {
 
 function stillMoving(key: LedgerKey, tries: number, err: LedgerWriteConflict): ConflictError {
   return new ConflictError(`the ledger of run "${key.runId}" kept changing under concurrent writes (${tries} tries): send the request again`, {
+    runId: key.runId,
+    version: err.expectedVersion,
+  });
+}
+
+function overtaken(key: LedgerKey, tries: number, err: LedgerWriteConflict): ConflictError {
+  return new ConflictError(`other completion attempts of run "${key.runId}" were reviewed while this one was (${tries} tries): read the latest outcome with ledger.get, or propose again`, {
     runId: key.runId,
     version: err.expectedVersion,
   });
@@ -200,11 +214,17 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
         try {
           const concluded = await withTransaction(pool, async (tx) => {
             const current = await loadCommitted(tx, key, await readHead(tx, key, { lock: true }), cache.get(key));
-            if (!current || current.version !== review.baseVersion) throw new LedgerWriteConflict(key, review.baseVersion);
-            const decision = concludeCompletionReview(current, review, llm);
+            if (!current) throw new LedgerWriteConflict(key, review.baseVersion);
+            // Evidence recorded meanwhile does not stale the review; another review concluded meanwhile does.
+            const standing = reviewStanding(current, review);
+            if (standing.kind === 'already_reviewed') return standing;
+            if (standing.kind === 'superseded') throw new LedgerWriteConflict(key, review.baseVersion);
+            const decision = concludeCompletionReview(current, review, llm, now());
             await appendEvents(tx, key, current.version, decision.events, decision.state);
-            return decision;
+            return { kind: 'concluded' as const, ...decision };
           });
+          // A second run of this job (a stalled one re-run) concluded first: its review is the one recorded.
+          if (concluded.kind === 'already_reviewed') return concluded.outcome;
           cache.remember(key, freezeApplied(concluded.state, concluded.events));
           countReview(concluded.outcome, review.claims, llm, (performance.now() - started) / 1000);
           deps.logger?.info(
@@ -214,7 +234,7 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
           return concluded.outcome;
         } catch (err) {
           if (!(err instanceof LedgerWriteConflict)) throw err;
-          if (tries >= REVIEW_TRIES) throw stillMoving(key, tries, err);
+          if (tries >= REVIEW_TRIES) throw overtaken(key, tries, err);
         }
       }
     },

@@ -34,7 +34,7 @@ describe('critic packet', () => {
 
   it('puts evidence recorded after a critique under that critique in the next packet, and says which objections it resolved', () => {
     const run = firstReview();
-    run.record(ok('delivery_result', 'mailer', 'sent to list-4411: 1932 accepted, 0 rejected'));
+    run.record(ok('delivery_result', 'mailer', 'sent newsletter to list-4411: 1932 recipients accepted, 0 rejected'));
     let prompt = '';
     run.propose({
       summary: SUMMARY,

@@ -47,6 +47,8 @@ export class LedgerDriver {
     openItems?: OpenItem[];
     llm?: (review: CompletionReview) => LlmCriticResult;
     proposalId?: string;
+    /** Evidence recorded after the review is planned and before it concludes, as while the critics run. */
+    during?: EvidenceInput[];
   }): CritiqueOutcome {
     const proposalId = input.proposalId ?? `job-${++this.attempts}`;
     const plan = planCompletionReview(
@@ -58,6 +60,7 @@ export class LedgerDriver {
     const { review } = plan;
     this.reviews.push(review);
     const llm: LlmCriticResult = review.llm.run && input.llm ? input.llm(review) : { ran: false, note: review.llm.run ? 'not configured' : review.llm.reason };
+    if (input.during?.length) this.record(...input.during);
     const decision = concludeCompletionReview(this.ledger, review, llm);
     this.events.push(...decision.events);
     this.state = decision.state;

@@ -1,6 +1,7 @@
 import { EVIDENCE_KINDS, VouchError, type EvidenceInput } from '@vouch/contracts';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { concludeCompletionReview, planCompletionReview, reviewStanding } from '../src/domain/ledger-commands.js';
 import { parseLedgerEvent, type LedgerEvent } from '../src/domain/ledger-events.js';
 import { LedgerStreamError, applyEvent, replayLedger, toLedgerSnapshot, type LedgerState } from '../src/domain/replay-ledger.js';
 import { canTransition } from '../src/domain/terminal-status.js';
@@ -53,6 +54,64 @@ describe('the ledger serializes and replays', () => {
   });
 });
 
+describe('a review that evidence overtakes while the critics run', () => {
+  const domain = TASK_DOMAINS[1]!;
+
+  it('decides on the version it read, is appended at the head, and leaves the later evidence to the next cycle', () => {
+    const run = new LedgerDriver('deploy-43');
+    run.open(domain.goal);
+    run.record(domain.evidence[0]!);
+    const first = run.propose({ summary: domain.summary, during: [domain.evidence[1]!] });
+    expect(first).toMatchObject({ cycle: 1, decision: 'request_changes' });
+    expect(run.events.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'ledger_opened'],
+      [2, 'evidence_recorded'],
+      [3, 'evidence_recorded'],
+      [4, 'completion_proposed'],
+      [5, 'critique_recorded'],
+      [6, 'status_changed'],
+    ]);
+    expect(run.ledger.critiques[0]).toMatchObject({ baseVersion: 2, evidenceSeqAtCritique: 1 });
+    expect(run.ledger.packets[0]!.evidence.map((e) => e.id)).toEqual(['ev-1']);
+
+    expect(run.propose({ summary: domain.summary })).toMatchObject({ cycle: 2, decision: 'approve', completed: true });
+    expect(run.ledger.packets[1]!.priorCritique).toMatchObject({ noEvidenceSince: false, evidenceSince: [{ id: 'ev-2' }] });
+    const stored = roundTrip(run.events).map(parseLedgerEvent);
+    expect(replayLedger(stored)).toStrictEqual(run.state);
+  });
+
+  it('is superseded only by another review concluded meanwhile, and a retried one finds its own', () => {
+    const run = new LedgerDriver('deploy-44');
+    run.open(domain.goal);
+    run.record(domain.evidence[0]!);
+    const plan = (proposalId: string) => {
+      const planned = planCompletionReview(run.ledger, { runId: run.runId, proposalId, summary: domain.summary, openItems: [], at: run.now() }, { llmConfigured: false });
+      if (planned.kind !== 'review') throw new Error('expected a review');
+      return planned.review;
+    };
+    const a = plan('job-a');
+    const b = plan('job-b');
+    run.record(domain.evidence[1]!);
+    expect(reviewStanding(run.ledger, a)).toEqual({ kind: 'current' });
+    const concluded = concludeCompletionReview(run.ledger, a, { ran: false, note: 'rule only' });
+    run.events.push(...concluded.events);
+    run.state = concluded.state;
+    expect(reviewStanding(run.ledger, b)).toEqual({ kind: 'superseded' });
+    expect(() => concludeCompletionReview(run.ledger, b, { ran: false, note: 'rule only' })).toThrow(/reviewed by another completion attempt/);
+    expect(reviewStanding(run.ledger, a)).toMatchObject({ kind: 'already_reviewed', outcome: { cycle: 1, alreadyReviewed: true } });
+  });
+
+  it('reads a critique stored before reviews recorded their base version as one appended at it', () => {
+    const run = new LedgerDriver('deploy-45');
+    run.open(domain.goal);
+    run.record(domain.evidence[0]!);
+    run.propose({ summary: domain.summary });
+    const stored = roundTrip(run.events) as Array<Record<string, unknown> & { critique?: Record<string, unknown> }>;
+    delete stored[3]!.critique!.baseVersion;
+    expect(replayLedger(stored.map(parseLedgerEvent))).toStrictEqual(run.state);
+  });
+});
+
 // Generated runs mix features from a small vocabulary so claims and evidence often, but not always, link.
 const FEATURES = ['main.c', 'report.csv', 'v2.1.0', 'node-7', '115200', 'https://site.example.com', '"Quarterly Review"', 'build_42', '#17', '3.5'];
 const TOOLS = ['shell', 'curl', 'editor', 'translator', 'flash_tool'];
@@ -73,7 +132,9 @@ const sentenceArb = fc
   .tuple(fc.constantFrom('Updated', 'Verified', 'Deployed', 'I might change', 'I will check', 'The value is', 'Could not open', 'Sent'), fc.array(featureArb, { minLength: 0, maxLength: 2 }))
   .map(([lead, fs]) => `${lead} ${fs.length ? fs.join(' and ') : 'the thing'}.`);
 
-type Step = { kind: 'record'; items: EvidenceInput[] } | { kind: 'propose'; sentences: string[]; todo: string | null; llm: 'none' | 'approve' | 'request_changes' | 'blocked' | 'garbled' };
+type Step =
+  | { kind: 'record'; items: EvidenceInput[] }
+  | { kind: 'propose'; sentences: string[]; todo: string | null; llm: 'none' | 'approve' | 'request_changes' | 'blocked' | 'garbled'; during: EvidenceInput[] | null };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('record' as const), items: fc.array(evidenceArb, { minLength: 1, maxLength: 4 }) }),
@@ -82,6 +143,8 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
     sentences: fc.array(sentenceArb, { minLength: 1, maxLength: 3 }),
     todo: fc.option(fc.constantFrom('write the changelog', 'review the PR'), { nil: null }),
     llm: fc.constantFrom('none', 'approve', 'request_changes', 'blocked', 'garbled'),
+    // Evidence that lands while the critics run.
+    during: fc.option(fc.array(evidenceArb, { minLength: 1, maxLength: 3 }), { nil: null }),
   }),
 );
 
@@ -102,6 +165,7 @@ function runSteps(policy: 'full' | 'fast', budget: number, steps: Step[], opts: 
         run.propose({
           summary: step.sentences.join(' '),
           openItems: step.todo ? [{ text: step.todo, kind: 'todo' }] : [],
+          ...(step.during ? { during: step.during } : {}),
           ...(llm === 'none' ? {} : { llm: llm === 'garbled' ? () => ({ ran: true as const, model: 'm', error: 'not JSON' }) : llmSays(llm) }),
         });
       }

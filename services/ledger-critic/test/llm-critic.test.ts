@@ -123,6 +123,67 @@ describe('reviews with the LLM critic (Ollama test server, real Postgres)', () =
     expect(await metricValue(registry, 'vouch_ledger_critiques_total', { decision: 'request_changes' })).toBe(1);
   });
 
+  it('judges each material claim against the evidence, quoting it, and holds a claim it does not find entailed', async () => {
+    // The claims of SUMMARY, as the rule critic numbers them: the dump, the restore, the row count.
+    ollama.reply((call) => {
+      expect(call.prompt).toContain('rests on ev-1: "orders-db dumped to orders-2025-03-01.sql.gz');
+      return {
+        json: {
+          decision: 'approve',
+          reasons: [],
+          missingEvidence: [],
+          claims: [
+            { claimId: 'cl-1-1', verdict: 'entails', evidenceId: 'ev-1', quote: 'orders-db dumped to orders-2025-03-01.sql.gz' },
+            { claimId: 'cl-1-2', verdict: 'entails', evidenceId: 'ev-2', quote: 'restored orders-2025-03-01.sql.gz into orders-restore-test' },
+            { claimId: 'cl-1-3', verdict: 'unrelated' },
+          ],
+        },
+      };
+    });
+    const { outcome } = await review([DUMP, RESTORE]);
+    expect(outcome.critics.rule.decision).toBe('approve');
+    expect(outcome).toMatchObject({ decision: 'request_changes', completed: false });
+    expect(outcome.reasons).toContain('LLM critic: "verified 48,210 rows": no listed observation states it');
+    expect(outcome.critics.llm.claims).toEqual([
+      { claimId: 'cl-1-1', verdict: 'entails', evidenceId: 'ev-1', quote: 'orders-db dumped to orders-2025-03-01.sql.gz', quoteFound: true },
+      { claimId: 'cl-1-2', verdict: 'entails', evidenceId: 'ev-2', quote: 'restored orders-2025-03-01.sql.gz into orders-restore-test', quoteFound: true },
+      { claimId: 'cl-1-3', verdict: 'unrelated', quoteFound: false },
+    ]);
+  });
+
+  it('does not count an entailment whose quote is not in the observation it cites', async () => {
+    ollama.reply({
+      json: {
+        decision: 'approve',
+        reasons: [],
+        missingEvidence: [],
+        claims: [
+          { claimId: 'cl-1-1', verdict: 'entails', evidenceId: 'ev-1', quote: 'orders-db dumped' },
+          { claimId: 'cl-1-2', verdict: 'entails', evidenceId: 'ev-2', quote: 'restore verified by checksum' },
+          { claimId: 'cl-1-3', verdict: 'entails', evidenceId: 'ev-2', quote: '48210 rows in orders' },
+        ],
+      },
+    });
+    const { outcome } = await review([DUMP, RESTORE]);
+    expect(outcome).toMatchObject({ decision: 'request_changes', completed: false });
+    expect(outcome.reasons).toContain('LLM critic: "Restored it into orders-restore-test": the words quoted for it are not in ev-2');
+
+    // Quotes that are there, and every claim entailed: the approval stands.
+    ollama.reply({
+      json: {
+        decision: 'approve',
+        reasons: ['each claim is stated by an observation'],
+        missingEvidence: [],
+        claims: [
+          { claimId: 'cl-1-1', verdict: 'entails', evidenceId: 'ev-1', quote: 'orders-db dumped' },
+          { claimId: 'cl-1-2', verdict: 'entails', evidenceId: 'ev-2', quote: 'restored orders-2025-03-01.sql.gz into orders-restore-test' },
+          { claimId: 'cl-1-3', verdict: 'entails', evidenceId: 'ev-2', quote: '48210 rows in orders' },
+        ],
+      },
+    });
+    expect((await review([DUMP, RESTORE])).outcome).toMatchObject({ decision: 'approve', completed: true });
+  });
+
   it('ends the run as incomplete_verification when it blocks', async () => {
     ollama.reply({ json: { decision: 'blocked', reasons: ['the restore ran against production'], missingEvidence: [] } });
     const { outcome, registry } = await review([DUMP, RESTORE]);
@@ -147,7 +208,7 @@ describe('reviews with the LLM critic (Ollama test server, real Postgres)', () =
     expect(await metricValue(late.registry, 'vouch_ledger_llm_critic_calls_total', { outcome: 'timeout' })).toBe(1);
   });
 
-  it('reviews again on fresh state when evidence arrives while the LLM critic runs', async () => {
+  it('decides on the version it read when evidence arrives while the LLM critic runs, and asks the model once', async () => {
     const runId = `llm-${++runs}`;
     const { commands } = commandsOn(db.pool, { ollamaHost: ollama.url, model: MODEL });
     await commands.open({ tenant: 'acme', jobId: `${runId}-open` }, { runId, goal: GOAL, policy: 'full' });
@@ -157,13 +218,12 @@ describe('reviews with the LLM critic (Ollama test server, real Postgres)', () =
       await commands.recordEvidence({ tenant: 'acme', jobId: `${runId}-ev2` }, { runId, items: [RESTORE] });
       return { json: { decision: 'approve', reasons: ['stale view'], missingEvidence: [] } };
     });
-    ollama.reply({ json: { decision: 'approve', reasons: ['the dump and the restore are both shown'], missingEvidence: [] } });
     const outcome = await commands.proposeCompletion({ tenant: 'acme', jobId: `${runId}-review` }, { runId, summary: SUMMARY, openItems: [] });
-    expect(ollama.calls).toHaveLength(2);
-    expect(outcome).toMatchObject({ cycle: 1, decision: 'approve', status: 'approved', completed: true });
-    expect(outcome.critics.llm.reasons).toEqual(['the dump and the restore are both shown']);
+    expect(ollama.calls).toHaveLength(1);
+    // The review saw the dump alone: the restore came after it, for the next cycle.
+    expect(outcome).toMatchObject({ cycle: 1, decision: 'request_changes', status: 'request_changes', completed: false });
     const state = await loadLedger(db.pool, { tenant: 'acme', runId });
     expect(state).toMatchObject({ version: 6, evidence: [{ id: 'ev-1' }, { id: 'ev-2' }] });
-    expect(state!.critiques[0]!.evidenceSeqAtCritique).toBe(2);
+    expect(state!.critiques[0]).toMatchObject({ baseVersion: 2, evidenceSeqAtCritique: 1 });
   });
 });

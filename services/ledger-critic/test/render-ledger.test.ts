@@ -29,8 +29,12 @@ describe('admin render (the Telegram admin wrapper)', () => {
     expect(at('Verified')).toBeGreaterThan(at('Done'));
     expect(at('Not verified / blocked')).toBeGreaterThan(at('Verified'));
     expect(at('Evidence (2)')).toBeGreaterThan(at('Not verified / blocked'));
-    expect(text).toContain('- [contradicted] Rotated the certificate on gw-eu-2: a related observation failed with no later success: ev-2 (openssl)');
-    expect(text).toContain('- [unsupported] Confirmed the new expiry is 2026-03-01');
+    expect(text).toContain('- [contradicted] Rotated the certificate on gw-eu-2: the latest observation of it failed: ev-2 (openssl)');
+    // The later check shows the old expiry: the claim of the new one is contradicted, and the words it rests on are quoted.
+    expect(text).toContain('- [contradicted] Confirmed the new expiry is 2026-03-01: the latest observation of it failed: ev-2 (openssl)');
+    expect(text).toContain('2026-03-01: the latest observation of it failed: ev-2 (openssl)');
+    expect(text).toContain('mentioning gw-eu-2 ← ev-2: "gw-eu-2 still serves the old certificate"');
+    expect(text).toContain('← ev-2: "expiry 2025-03-09"');
     expect(text).toContain('[raw: file:///var/lib/vouch/raw/ab12.log]');
   });
 
@@ -71,7 +75,7 @@ describe('public render', () => {
   it('answers with the visible answer and the tools that checked it when approved', () => {
     const run = new LedgerDriver('tg-1');
     run.open('Book a table for two at 19:30', 'fast');
-    run.record(ok('delivery_result', 'booking_api', 'reservation R-5521 confirmed for 2 at 19:30', { rawRef: '/srv/raw/r5521.json' }));
+    run.record(ok('delivery_result', 'booking_api', 'reservation R-5521 booked: table for 2 at 19:30, confirmed', { rawRef: '/srv/raw/r5521.json' }));
     run.propose({ summary: 'Booked reservation R-5521 for 2 at 19:30.', visibleAnswer: 'Your table for two is booked for 19:30 (reservation R-5521).' });
     expect(renderLedger(run.ledger, 'public')).toEqual({
       runId: 'tg-1',

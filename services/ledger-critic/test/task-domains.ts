@@ -4,6 +4,9 @@ import { ok } from './drive-ledger.js';
 /**
  * Four unrelated tasks, each with a completion summary and the evidence that
  * backs it. The ledger code must read all of them through one generic path.
+ * The evidence states each claimed fact in its own words (the critic
+ * approves only what an observation shows, not what it merely shares a
+ * detail with).
  */
 export interface TaskDomain {
   name: string;
@@ -57,13 +60,14 @@ export const TASK_DOMAINS: TaskDomain[] = [
       'Loaded sales_2024.csv (12,480 rows) with pandas. Found that the West region had the highest revenue at $4.2M. Wrote the summary to report.md. The East region is probably second.',
     expected: [
       { text: 'Loaded sales_2024.csv (12,480 rows) with pandas', kind: 'action', materiality: 'high' },
-      { text: 'Found that the West region had the highest revenue at $4.2M', kind: 'verification', materiality: 'high' },
+      // "Found that X" claims X: a statement, which the full policy still needs evidence for.
+      { text: 'Found that the West region had the highest revenue at $4.2M', kind: 'statement', materiality: 'medium' },
       { text: 'Wrote the summary to report.md', kind: 'action', materiality: 'high' },
       { text: 'The East region is probably second', kind: 'hedged', materiality: 'low' },
     ],
     evidence: [
       ok('tool_result', 'python', 'read sales_2024.csv: 12480 rows, 9 columns'),
-      ok('tool_result', 'python', 'groupby region: West 4.2M, East 3.1M, North 2.7M'),
+      ok('tool_result', 'python', 'groupby region, revenue: West 4.2M (highest), East 3.1M, North 2.7M'),
       ok('file_change', 'editor', 'created report.md (1.1 KB)'),
     ],
     vocabulary: ['sales', 'revenue', 'pandas', 'region', 'groupby', 'csv'],
@@ -80,9 +84,9 @@ export const TASK_DOMAINS: TaskDomain[] = [
       { text: 'Next, I will translate the FAQ', kind: 'plan', materiality: 'low' },
     ],
     evidence: [
-      ok('tool_result', 'translator', 'translated "Getting Started" en->de: 1850 words'),
+      ok('tool_result', 'translator', 'translated chapter "Getting Started" en->de (German): 1850 words'),
       ok('file_change', 'editor', 'wrote docs/getting-started.de.md'),
-      ok('tool_result', 'diff', 'code blocks identical: 14 of 14'),
+      ok('tool_result', 'diff', 'code blocks unchanged: 14 of 14 identical'),
     ],
     vocabulary: ['translat', 'german', 'chapter', 'faq', 'english'],
   },

@@ -18,7 +18,7 @@ describe('request_changes blocks completion', () => {
     run.record(ok('tool_result', 'pg_dump', 'orders-db dumped to orders-2025-03-01.sql.gz, 2.3 GB'));
     const outcome = run.propose({ summary: SUMMARY });
     expect(outcome).toMatchObject({ decision: 'request_changes', status: 'request_changes', completed: false, cycle: 1 });
-    expect(outcome.missingEvidence.map((m) => [m.claimText, m.features])).toEqual([['Restored it into orders-restore-test', ['orders-restore-test']], ['verified 48,210 rows', ['48210']]]);
+    expect(outcome.missingEvidence.map((m) => [m.claimText, m.features])).toEqual([['Restored it into orders-restore-test', ['orders-restore-test']], ['verified 48,210 rows', ['48,210']]]);
     expect(outcome.missingEvidence[0]?.need).toContain('mentioning orders-restore-test');
     expect(run.ledger).toMatchObject({ status: 'request_changes', completed: false });
   });

@@ -60,6 +60,7 @@ function toPacketClaim(claim: CompletionClaim): PacketClaim {
     statusReason: claim.statusReason,
     evidenceIds: claim.evidenceIds,
     missingFeatures: claim.missingFeatures,
+    evidenceSpans: claim.evidenceSpans,
   };
 }
 
@@ -182,7 +183,10 @@ export interface CriticPrompt {
 const SYSTEM_PROMPT = [
   "You are the completion critic of an AI agent's run. You decide whether the agent's claims that it finished are backed by recorded evidence.",
   'You judge only the claims and evidence in the packet. Evidence is what tools, files, deliveries, runtime checks and people actually reported; the agent\'s own words are claims, not evidence.',
-  'Answer with JSON only: {"decision": "approve" | "request_changes" | "blocked", "reasons": [string], "missingEvidence": [{"claimId": string, "need": string}]}.',
+  'Answer with JSON only: {"decision": "approve" | "request_changes" | "blocked", "reasons": [string], "missingEvidence": [{"claimId": string, "need": string}], ' +
+    '"claims": [{"claimId": string, "verdict": "entails" | "contradicts" | "unrelated", "evidenceId": string, "quote": string}]}.',
+  'Judge every material claim against the evidence listed: "entails" only if one observation states that fact (the same action, object, qualifiers and values); ' +
+    '"contradicts" if an observation says it is false, failed, not done or different; otherwise "unrelated". For entails and contradicts, give the observation id and quote its exact words.',
 ].join('\n');
 
 /** The LLM critic's prompt, built from the packet alone. */
@@ -195,6 +199,7 @@ export function buildCriticPrompt(packet: CriticPacket): CriticPrompt {
   for (const c of packet.claims) {
     lines.push(`- ${c.id} [${c.materiality}, ${c.kind}${c.requiresEvidence ? ', needs evidence' : ''}] "${c.text}"`);
     lines.push(`  status: ${c.status} (${c.statusReason}); evidence: ${c.evidenceIds.length ? c.evidenceIds.join(', ') : 'none'}`);
+    for (const span of c.evidenceSpans ?? []) lines.push(`  rests on ${span.evidenceId}: "${span.text}"`);
     if (c.status !== 'supported') lines.push(`  needs: ${c.evidenceRequirement}`);
   }
   if (packet.omitted.claims) lines.push(`(${packet.omitted.claims} more material claims left out of this packet)`);

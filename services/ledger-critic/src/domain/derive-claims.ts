@@ -1,5 +1,6 @@
 import type { ClaimKind, ClaimMateriality, ClaimSource } from '@vouch/contracts';
 import { describeFeature, extractFeatures, isRequiredFeature } from './extract-features.js';
+import { readText } from './read-text.js';
 
 /**
  * Splits the texts of a completion attempt into atomic claims and judges what
@@ -50,6 +51,8 @@ const VERIFY_RE =
 const QUESTION_RE = /\?\s*$/;
 // A sentence about the reply itself ("Answered the question"): the reply's own claims are judged, not this one.
 const ABOUT_REPLY_RE = /^(?:(?:i|we)\s+)?(?:answered|replied|responded|explained|described|summari[sz]ed|outlined|clarified|greeted)\b/i;
+// "Answered the customer's question about order #7002": a sentence about the reply, whatever it names.
+const QUESTION_WORD_RE = /\b(?:question|questions|query|inquiry|enquiry|asked)\b/i;
 const ASIDE_START_RE = /^(here is|here's|here are|below|above|the following|summary|in summary|to summarize|note|thanks|thank you|hi|hello)\b/i;
 const OFFER_RE = /\b(let me know|feel free|you can|you could|you may|you might|you should|if you (?:want|need|like|prefer)|do you want|would you like|happy to help)\b/i;
 const LIMITATION_RE =
@@ -59,6 +62,9 @@ const HEDGE_RE =
   /\b(might|may|could|should|would|probably|likely|unlikely|possibly|perhaps|maybe|presumably|apparently|seems?|seemed|appears?|appeared|i think|i believe|i guess|i assume|hopefully|not sure|unclear|roughly|approximately)\b/i;
 
 const WORD_RE = /[A-Za-z][A-Za-z'-]*/g;
+// A verb of coming to know, framing a "that" clause: the clause is the claim.
+const EPISTEMIC_FRAME_RE =
+  /^(?:[^,]{0,60},\s*)?(?:(?:i|we)\s+)?(?:have\s+)?(?:found|determined|learned|learnt|noticed|concluded|realized|realised|saw|read|calculated|computed|figured out|established)\s+that\s+(.+)$/i;
 
 function isPastVerb(word: string): boolean {
   const w = word.toLowerCase();
@@ -72,12 +78,29 @@ export function isPredicateWord(word: string): boolean {
   return isPastVerb(word) || VERIFY_RE.test(word);
 }
 
+// Present-tense cues that are also plural nouns: "federal returns", "string matches", "public works".
+const NOUN_LIKE_CUE_RE = /^(?:returns|matches|works|passes|pass)$/i;
+
+/** Where the first checking or finding cue starts, skipping cue words used as nouns; -1 when none. */
+function verifyCueIndex(text: string): number {
+  const re = new RegExp(VERIFY_RE.source, 'gi');
+  for (const m of text.matchAll(re)) {
+    if (!NOUN_LIKE_CUE_RE.test(m[0])) return m.index;
+    const word = readText(text).words.find((w) => w.start === m.index);
+    if (!word || word.pos !== 'NOUN') return m.index;
+  }
+  return -1;
+}
+
 /** Where the first completion cue (done, changed, delivered, verified, found) starts, or -1. */
+// "can be borrowed", "must be returned": a participle after a modal states a rule, not something done.
+const MODAL_PASSIVE_RE = /\b(?:can|cannot|must|may|might|should|could|would|need to|needs to|has to|have to)\s+(?:not\s+)?be\s+$/i;
+
 function completionCueIndex(text: string): number {
-  let first = text.search(VERIFY_RE);
+  let first = verifyCueIndex(text);
   for (const m of text.matchAll(WORD_RE)) {
     if (first !== -1 && m.index >= first) break;
-    if (isPastVerb(m[0])) {
+    if (isPastVerb(m[0]) && !MODAL_PASSIVE_RE.test(text.slice(0, m.index))) {
       first = m.index;
       break;
     }
@@ -118,16 +141,33 @@ export function splitSentences(text: string): string[] {
   for (const rawLine of text.split(/\r?\n/)) {
     const line = rawLine.replace(LIST_MARKER_RE, '');
     // A URL, a file name, a decimal or "e.g." has no space after its dot, so it is never a boundary.
-    for (const sentence of line.split(/(?<=[.!?])\s+(?=["'“(`[]?[A-Z0-9])/)) {
+    // Nor is the dot of a title, an initial or "et al." ("Dr. Lang", "R. Patel", "Smith et al. (2019)").
+    for (const sentence of line.split(/(?<!\b(?:Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs|etc|al|approx|[A-Z])\.)(?<=[.!?])\s+(?=["'“(`[]?[A-Z0-9])/)) {
       if (sentence.trim()) out.push(sentence.trim());
     }
   }
   return out;
 }
 
+/**
+ * "I looked it up: the clinic opens at 9:00", "Lab results are back: HbA1c
+ * is 6.8%": a short lead that says where the answer came from, not what was
+ * done, is an aside of its own (it keeps its colon); what follows is the claim.
+ */
+function splitLead(piece: string): string[] {
+  const m = /^([^:]{1,60}):\s+(\S.*)$/.exec(piece);
+  if (!m) return [piece];
+  const lead = m[1] as string;
+  const words = lead.trim().split(/\s+/);
+  if (words.length > 6 || [...extractFeatures(lead)].some(isRequiredFeature)) return [piece];
+  const firstPerson = /^(?:i|we)$/i.test(words[0] ?? '');
+  if (!firstPerson && words.some((w) => isPastVerb(w))) return [piece];
+  return [`${lead}:`, m[2] as string];
+}
+
 /** Clauses of a sentence: split at ";" and at conjunctions that start a new predicate. */
 export function splitClauses(sentence: string): string[] {
-  const pieces = sentence.split(/;\s+/);
+  const pieces = sentence.split(/;\s+/).flatMap(splitLead);
   const out: string[] = [];
   for (const piece of pieces) {
     const re = /,\s*(?:and|but|then)?\s*|\s+(?:and|but|then|while)\s+/gi;
@@ -180,9 +220,15 @@ export function segmentClaims(text: string): ClaimSegment[] {
  * hedged outcome.
  */
 export function classifyClaim(text: string, opts: { hedged?: boolean } = {}): { kind: ClaimKind; materiality: ClaimMateriality } {
+  // "I found that X" claims X: how the agent came to know it does not change what it asserts.
+  const framed = EPISTEMIC_FRAME_RE.exec(text);
+  if (framed?.[1]) return classifyClaim(framed[1], opts);
   if (QUESTION_RE.test(text) || OFFER_RE.test(text)) return { kind: 'aside', materiality: 'low' };
   if (ASIDE_START_RE.test(text) || /:\s*$/.test(text)) return { kind: 'aside', materiality: 'low' };
-  if (ABOUT_REPLY_RE.test(text) && ![...extractFeatures(text)].some(isRequiredFeature)) return { kind: 'aside', materiality: 'low' };
+  // Short, or about a question: the reply itself ("Answered the question"); longer, it names what was replied to in the world.
+  if (ABOUT_REPLY_RE.test(text) && (QUESTION_WORD_RE.test(text) || ((text.match(WORD_RE) ?? []).length <= 4 && ![...extractFeatures(text)].some(isRequiredFeature)))) {
+    return { kind: 'aside', materiality: 'low' };
+  }
   const completionAt = completionCueIndex(text);
   const cues: Array<[ClaimKind | 'completion', number]> = [
     ['completion', completionAt],
@@ -197,7 +243,7 @@ export function classifyClaim(text: string, opts: { hedged?: boolean } = {}): { 
   // A hedged outcome with something checkable in it still claims something; a vague one does not.
   const checkable = completionAt !== -1 || [...extractFeatures(text)].some(isRequiredFeature);
   if (first === 'hedged' || (opts.hedged && (first === 'completion' || first === undefined))) return { kind: 'hedged', materiality: checkable ? 'medium' : 'low' };
-  if (first === 'completion') return { kind: VERIFY_RE.test(text) ? 'verification' : 'action', materiality: 'high' };
+  if (first === 'completion') return { kind: verifyCueIndex(text) !== -1 ? 'verification' : 'action', materiality: 'high' };
   if ((text.match(WORD_RE) ?? []).length >= 3) return { kind: 'statement', materiality: 'medium' };
   return { kind: 'aside', materiality: 'low' };
 }
@@ -257,17 +303,13 @@ const DERIVED_GOAL_CHARS = 300;
 export function deriveClaims(texts: ProposedTexts, opts: { cycle: number }): DerivedClaim[] {
   const claims: DerivedClaim[] = [];
   const seen = new Set<string>();
-  const add = (text: string, source: ClaimSource, judged: { kind: ClaimKind; materiality: ClaimMateriality }, previous?: string): void => {
+  const add = (text: string, source: ClaimSource, judged: { kind: ClaimKind; materiality: ClaimMateriality }): void => {
     const key = claimKey(text);
     if (!key || seen.has(key)) return;
     seen.add(key);
     const { kind, materiality } = judged;
-    const own = extractFeatures(text);
-    // A clause split off a sentence with no subject of its own ("... and verified it boots") is about the clause before it.
-    if (previous !== undefined && ![...own].some(isRequiredFeature)) {
-      for (const feature of extractFeatures(previous)) if (isRequiredFeature(feature)) own.add(feature);
-    }
-    const features = [...own].sort();
+    // A clause's own details only: the details of the clause before it are not its requirements (it may be about something else).
+    const features = [...extractFeatures(text)].sort();
     claims.push({
       id: `cl-${opts.cycle}-${claims.length + 1}`,
       text,
@@ -278,8 +320,8 @@ export function deriveClaims(texts: ProposedTexts, opts: { cycle: number }): Der
       features,
     });
   };
-  for (const seg of segmentClaims(texts.summary)) add(seg.text, 'task_complete_summary', classifyClaim(seg.text, seg), seg.previous);
-  for (const seg of segmentClaims(texts.visibleAnswer ?? '')) add(seg.text, 'assistant_visible_text', classifyClaim(seg.text, seg), seg.previous);
+  for (const seg of segmentClaims(texts.summary)) add(seg.text, 'task_complete_summary', classifyClaim(seg.text, seg));
+  for (const seg of segmentClaims(texts.visibleAnswer ?? '')) add(seg.text, 'assistant_visible_text', classifyClaim(seg.text, seg));
   if (!claims.some((c) => c.materiality !== 'low')) {
     const goal = texts.goal.replace(/\s+/g, ' ').trim();
     const clipped = goal.length > DERIVED_GOAL_CHARS ? `${goal.slice(0, DERIVED_GOAL_CHARS - 1)}…` : goal;

@@ -19,7 +19,8 @@ import { combineVerdicts, planLlmCritic, type LlmCriticPlan } from './combine-ve
 import { buildCriticPacket, buildCriticPrompt, type CriticPrompt } from './critic-packet.js';
 import { deriveClaims } from './derive-claims.js';
 import type { LedgerEvent } from './ledger-events.js';
-import { toCritiqueVerdict, type LlmVerdict } from './llm-verdict.js';
+import { extractObservationFeatures } from './observation-features.js';
+import { checkClaimJudgements, toCritiqueVerdict, type LlmVerdict } from './llm-verdict.js';
 import { buildEvidenceIndex, reconcileClaims, unresolvedFailures } from './reconcile-claims.js';
 import { applyEvents, type LedgerState } from './replay-ledger.js';
 import { ruleCritic, type CritiqueVerdict } from './rule-critic.js';
@@ -115,7 +116,9 @@ export function recordEvidence(state: LedgerState | undefined, cmd: RecordEviden
       recordedAt: cmd.at,
     };
   });
-  const events: LedgerEvent[] = [{ type: 'evidence_recorded', seq: ledger.version + 1, at: cmd.at, items }];
+  // Read once, here: every later review uses what is stored with the event.
+  const features = items.map((item) => extractObservationFeatures(item.summary, item.toolName));
+  const events: LedgerEvent[] = [{ type: 'evidence_recorded', seq: ledger.version + 1, at: cmd.at, items, features }];
   return { events, state: after(ledger, events), recorded: items.map((i) => ({ id: i.id, seq: i.seq })) };
 }
 
@@ -133,6 +136,8 @@ export interface ProposeCompletionCommand {
 export interface CompletionReview {
   /** The ledger version the review was planned on. */
   baseVersion: number;
+  /** The evidence it saw: seq 1 to this. */
+  evidenceSeen: number;
   cycle: number;
   proposal: CompletionProposal;
   claims: CompletionClaim[];
@@ -165,7 +170,7 @@ export function planCompletionReview(state: LedgerState | undefined, cmd: Propos
     openItems: [...cmd.openItems],
     proposedAt: cmd.at,
   };
-  const index = buildEvidenceIndex(ledger.evidence);
+  const index = buildEvidenceIndex(ledger.evidence, ledger.observations);
   const derived = deriveClaims({ goal: ledger.goal, summary: cmd.summary, visibleAnswer: proposal.visibleAnswer }, { cycle });
   const claims = reconcileClaims(derived, index, ledger.policy);
   const failures = unresolvedFailures(index);
@@ -174,23 +179,43 @@ export function planCompletionReview(state: LedgerState | undefined, cmd: Propos
   const llm = planLlmCritic(ledger.policy, rule.decision, opts.llmConfigured);
   return {
     kind: 'review',
-    review: { baseVersion: ledger.version, cycle, proposal, claims, failures, rule, packet, llm, ...(llm.run ? { prompt: buildCriticPrompt(packet) } : {}) },
+    review: { baseVersion: ledger.version, evidenceSeen: ledger.evidence.length, cycle, proposal, claims, failures, rule, packet, llm, ...(llm.run ? { prompt: buildCriticPrompt(packet) } : {}) },
   };
 }
 
 /** What the LLM critic did: not asked, answered, or failed (timeout, bad JSON); a failure leaves the rule verdict standing. */
 export type LlmCriticResult = { ran: false; note: string } | { ran: true; model: string; verdict: LlmVerdict } | { ran: true; model: string; error: string };
 
-/** Combines the verdicts, applies terminal discipline and emits the review's events. */
-export function concludeCompletionReview(state: LedgerState, review: CompletionReview, llm: LlmCriticResult): Decision & { outcome: CritiqueOutcome } {
-  if (state.version !== review.baseVersion) {
-    throw new ConflictError(`the ledger of run "${state.runId}" changed while it was reviewed (version ${review.baseVersion} → ${state.version}): review it again`, {
+/**
+ * Where a planned review stands against the ledger now. Evidence recorded since
+ * it was planned does not matter: the review decides on what it read, and that
+ * evidence is evidence since it for the next cycle. Only another review
+ * concluded in between makes it stale: it was planned as a cycle that is taken
+ * (or, for a retried job, it is already recorded).
+ */
+export type ReviewStanding = { kind: 'current' } | { kind: 'already_reviewed'; outcome: CritiqueOutcome } | { kind: 'superseded' };
+
+export function reviewStanding(state: LedgerState, review: CompletionReview): ReviewStanding {
+  const done = state.critiques.find((c) => c.proposalId === review.proposal.proposalId);
+  if (done) return { kind: 'already_reviewed', outcome: critiqueOutcome(state, done, true) };
+  if (state.critiques.length !== review.cycle - 1 || state.version < review.baseVersion) return { kind: 'superseded' };
+  return { kind: 'current' };
+}
+
+/**
+ * Combines the verdicts, applies terminal discipline and emits the review's
+ * events at the ledger's head, which may be past the version the review read.
+ * `concludedAt` is when it concludes (the proposal time when absent).
+ */
+export function concludeCompletionReview(state: LedgerState, review: CompletionReview, llm: LlmCriticResult, concludedAt?: string): Decision & { outcome: CritiqueOutcome } {
+  if (reviewStanding(state, review).kind !== 'current') {
+    throw new ConflictError(`the ledger of run "${state.runId}" was reviewed by another completion attempt while this one was (cycle ${review.cycle}): propose again`, {
       runId: state.runId,
       version: state.version,
     });
   }
-  const claimTexts = new Map(review.claims.map((c) => [c.id, c.text]));
-  const llmVerdict = llm.ran && 'verdict' in llm ? toCritiqueVerdict(llm.verdict, claimTexts) : undefined;
+  const judgements = llm.ran && 'verdict' in llm ? checkClaimJudgements(llm.verdict, new Map(state.evidence.map((e) => [e.id, e]))) : [];
+  const llmVerdict = llm.ran && 'verdict' in llm ? toCritiqueVerdict(llm.verdict, review.claims, judgements) : undefined;
   const combined = combineVerdicts(review.rule, llmVerdict);
   const terminal = statusAfterCritique(combined.decision, review.cycle, state.cycleBudget);
   const critics: CriticRuns = {
@@ -198,7 +223,7 @@ export function concludeCompletionReview(state: LedgerState, review: CompletionR
     llm: !llm.ran
       ? { ran: false, note: llm.note }
       : 'verdict' in llm
-        ? { ran: true, model: llm.model, decision: llm.verdict.decision, reasons: llm.verdict.reasons }
+        ? { ran: true, model: llm.model, decision: llm.verdict.decision, reasons: llm.verdict.reasons, ...(judgements.length ? { claims: judgements } : {}) }
         : { ran: true, model: llm.model, note: `its answer was not used: ${llm.error}` },
   };
   const critique: CritiqueRecord = {
@@ -209,11 +234,13 @@ export function concludeCompletionReview(state: LedgerState, review: CompletionR
     reasons: combined.reasons,
     missingEvidence: combined.missingEvidence,
     critics,
-    evidenceSeqAtCritique: state.evidence.length,
+    baseVersion: review.baseVersion,
+    evidenceSeqAtCritique: review.evidenceSeen,
     at: review.proposal.proposedAt,
   };
   const unresolved = trackUnresolved({ prior: state.unresolved, cycle: review.cycle, missingEvidence: combined.missingEvidence, failures: review.failures, openItems: review.proposal.openItems });
-  const at = review.proposal.proposedAt;
+  // The events land after whatever was recorded while the critics ran; their time never goes back past it.
+  const at = [review.proposal.proposedAt, concludedAt ?? '', state.updatedAt].reduce((a, b) => (b > a ? b : a));
   const v = state.version;
   const events: LedgerEvent[] = [
     { type: 'completion_proposed', seq: v + 1, at, proposal: review.proposal, claims: review.claims },

@@ -12,6 +12,7 @@ import {
   fieldIssuesFromZod,
 } from '@vouch/contracts';
 import { z } from 'zod';
+import { ObservationFeaturesSchema } from './observation-features.js';
 
 /**
  * The ledger's event stream. Events record decisions already made (derived
@@ -34,11 +35,17 @@ export const LedgerOpenedEventSchema = z.object({
   cycleBudget: z.number().int().positive(),
 });
 
-/** One batch of observations; each item carries its own id and evidence seq. */
+/**
+ * One batch of observations; each item carries its own id and evidence seq.
+ * `features` holds what the critic read from each item when it was recorded
+ * (observation-features.ts), so reviews never read a summary again; batches
+ * recorded before it existed are read again on replay.
+ */
 export const EvidenceRecordedEventSchema = z.object({
   ...eventBase,
   type: z.literal('evidence_recorded'),
   items: z.array(CompletionEvidenceSchema).min(1),
+  features: z.array(ObservationFeaturesSchema).optional(),
 });
 
 /** A completion attempt with the claims derived from it, reconciled with the evidence of that moment. */
@@ -82,9 +89,22 @@ export type StatusChangedEvent = z.infer<typeof StatusChangedEventSchema>;
 export type LedgerEvent = z.infer<typeof LedgerEventSchema>;
 export type LedgerEventType = LedgerEvent['type'];
 
+/**
+ * Critiques recorded before reviews said which version they read were always
+ * appended at it: right after it come their proposal (seq - 1) and their own
+ * event (seq), so they read seq - 2.
+ */
+function withBaseVersion(json: unknown): unknown {
+  if (typeof json !== 'object' || json === null) return json;
+  const event = json as { type?: unknown; seq?: unknown; critique?: unknown };
+  if (event.type !== 'critique_recorded' || typeof event.seq !== 'number' || typeof event.critique !== 'object' || event.critique === null) return json;
+  if ('baseVersion' in event.critique) return json;
+  return { ...event, critique: { ...event.critique, baseVersion: event.seq - 2 } };
+}
+
 /** Reads one stored event (a jsonb row), refusing anything that is not a well-formed event. */
 export function parseLedgerEvent(json: unknown): LedgerEvent {
-  const parsed = LedgerEventSchema.safeParse(json);
+  const parsed = LedgerEventSchema.safeParse(withBaseVersion(json));
   if (!parsed.success) throw new Error(`not a ledger event: ${describeFieldIssues(fieldIssuesFromZod(parsed.error.issues))}`);
   return parsed.data;
 }

@@ -1,22 +1,32 @@
-import type { ClaimMateriality, ClaimStatus, CompletionClaim, CompletionEvidence, ReviewPolicy } from '@vouch/contracts';
-import { displayRequired, isPredicateWord, type DerivedClaim } from './derive-claims.js';
-import { LINK_THRESHOLD, evidenceFeatures, featureKind, featureWeight, isRequiredFeature, stem, toolNameCandidates } from './extract-features.js';
+import type { ClaimMateriality, ClaimStatus, CompletionClaim, CompletionEvidence, EvidenceSpan, ReviewPolicy } from '@vouch/contracts';
+import type { DerivedClaim } from './derive-claims.js';
+import { stem } from './extract-features.js';
+import { judgeSupport, readClaim, type ClaimReading, type Judgement, type ObservationView } from './judge-support.js';
+import { valuesMatch } from './read-values.js';
+import { currentObservations, observationReading, type ObservationFeatures } from './observation-features.js';
 
 /**
- * Links claims to evidence by the salient features they share, then reads the
- * success flags in recording order: a claim is supported by its latest related
- * observation succeeding, contradicted by a failure with no later success.
+ * Reconciles claims with the evidence: a claim is supported only when some
+ * successful observation shows its fact (judge-support.ts), contradicted when
+ * the latest observation of that fact failed or reports a negative result,
+ * blocked when that failure says the check could not be made.
  *
- * Evidence features are indexed once in a Map (feature → evidence positions),
- * so linking a claim costs the postings of its own features: the whole pass
- * grows linearly with the evidence count.
+ * Candidates are found through an index of each observation's stored
+ * features (observation-features.ts, extracted when it was recorded): word
+ * stems and identifiers → positions. A claim's candidates are scored by the
+ * keys they share with it, each weighted by how specific it is within this
+ * ledger (the rarer, the heavier), and only the best are judged, so the
+ * pass grows linearly with the evidence count.
  */
 
 /** Linked evidence ids kept per claim: the most recent ones, enough to audit without bloating the ledger. */
 export const MAX_EVIDENCE_IDS_PER_CLAIM = 20;
-
-// Later evidence scanned per feature when deciding whether a failure was followed by a success.
+/** Candidates judged per claim: the highest scored. */
+const MAX_CANDIDATES = 40;
+// Later evidence scanned per key when deciding whether a failure was followed by a success.
 const MAX_LATER_SCAN = 500;
+/** Score two observations must share for a later success to settle an earlier failure: an identifier, or three words. */
+const SETTLE_THRESHOLD = 3;
 
 // Generic words for an observation that could not be made at all (as opposed to one that came out wrong).
 const BLOCKER_RE =
@@ -24,25 +34,28 @@ const BLOCKER_RE =
 
 export interface EvidenceIndex {
   evidence: readonly CompletionEvidence[];
-  /** Features of each evidence item, by position. */
-  features: ReadonlyArray<ReadonlySet<string>>;
-  /** Feature → positions of the evidence that has it, ascending. */
+  /** Stored features of each evidence item, by position. */
+  observations: readonly ObservationFeatures[];
+  /** Index keys of each item, by position. */
+  keys: ReadonlyArray<readonly string[]>;
+  /** Key → positions of the evidence that has it, ascending. */
   postings: ReadonlyMap<string, readonly number[]>;
 }
 
-export function buildEvidenceIndex(evidence: readonly CompletionEvidence[]): EvidenceIndex {
-  const features: Set<string>[] = [];
+export function buildEvidenceIndex(evidence: readonly CompletionEvidence[], stored?: readonly ObservationFeatures[]): EvidenceIndex {
+  const observations = currentObservations(evidence, stored);
+  const keys: string[][] = [];
   const postings = new Map<string, number[]>();
-  evidence.forEach((item, i) => {
-    const set = evidenceFeatures(item.summary, item.toolName);
-    features.push(set);
-    for (const key of set) {
+  observations.forEach((features, i) => {
+    const own = features.k;
+    keys.push(own);
+    for (const key of own) {
       const list = postings.get(key);
       if (list) list.push(i);
       else postings.set(key, [i]);
     }
   });
-  return { evidence, features, postings };
+  return { evidence, observations, keys, postings };
 }
 
 /** Critic feedback is an opinion, not an observation: it neither supports nor contradicts a claim. */
@@ -73,131 +86,183 @@ export function describeObservation(item: CompletionEvidence): string {
   return `${item.id} (${item.toolName ?? item.kind}): ${clip(item.summary, 160)}`;
 }
 
-/** Evidence positions linked to a text with these features, ascending. */
-export function linkEvidence(index: EvidenceIndex, text: string, features: readonly string[]): number[] {
+/** How specific a key is within this ledger: a key few observations share weighs more. */
+function keyWeight(index: EvidenceIndex, key: string): number {
+  const df = index.postings.get(key)?.length ?? 0;
+  const idf = Math.log(1 + index.evidence.length / (1 + df));
+  return key.startsWith('i:') ? 3 * idf : idf;
+}
+
+/** The index keys of a claim: its identifiers and the stems of its words. */
+function claimKeys(reading: ClaimReading): string[] {
+  const keys = new Set<string>();
+  for (const v of reading.values) if (v.value.k === 'id') keys.add(`i:${v.value.key}`);
+  for (const t of [...reading.terms, ...(reading.action ? [reading.action] : []), ...(reading.predicate ? [reading.predicate] : [])]) keys.add(`w:${stem(t.word.lemma)}`);
+  for (const v of reading.values) if (v.value.k === 'quote') for (const part of v.value.text.split(/\s+/)) if (part.length >= 3) keys.add(`w:${stem(part)}`);
+  return [...keys];
+}
+
+/** Candidate positions for a claim, best scored first (ties: the most recent), at most `limit`. */
+function candidates(index: EvidenceIndex, keys: readonly string[], limit: number): number[] {
   const n = index.evidence.length;
   const scores = new Float64Array(n);
   const touched: number[] = [];
-  const keys = new Set([...features, ...toolNameCandidates(text)]);
   for (const key of keys) {
     const list = index.postings.get(key);
     if (!list) continue;
-    const weight = featureWeight(key);
+    const weight = keyWeight(index, key);
     for (const i of list) {
       if (scores[i] === 0) touched.push(i);
       scores[i] = (scores[i] as number) + weight;
     }
   }
-  // Most evidence touched (a tool every observation shares): a pass in order
-  // keeps this linear where sorting the touched positions would not.
-  if (touched.length * Math.log2(touched.length + 1) > n) {
-    const linked: number[] = [];
-    for (let i = 0; i < n; i++) if ((scores[i] as number) >= LINK_THRESHOLD) linked.push(i);
-    return linked;
+  if (touched.length <= limit) return touched.sort((a, b) => a - b);
+  // A bounded selection of the best: keeps the pass linear in the postings.
+  const best: number[] = [];
+  for (const i of touched) {
+    if (best.length < limit) {
+      best.push(i);
+      if (best.length === limit) best.sort((a, b) => (scores[b] as number) - (scores[a] as number) || b - a);
+      continue;
+    }
+    const last = best[limit - 1] as number;
+    if ((scores[i] as number) > (scores[last] as number) || ((scores[i] as number) === (scores[last] as number) && i > last)) {
+      best[limit - 1] = i;
+      for (let k = limit - 1; k > 0 && ((scores[best[k] as number] as number) > (scores[best[k - 1] as number] as number) || ((scores[best[k] as number] as number) === (scores[best[k - 1] as number] as number) && (best[k] as number) > (best[k - 1] as number))); k--) {
+        const t = best[k] as number;
+        best[k] = best[k - 1] as number;
+        best[k - 1] = t;
+      }
+    }
   }
-  return touched.filter((i) => (scores[i] as number) >= LINK_THRESHOLD).sort((a, b) => a - b);
+  return best.sort((a, b) => a - b);
 }
 
-/**
- * Share of a claim's subject words (its content words other than the verbs
- * saying what was done and the tools) that its supporting observations must exceed mentioning, for a
- * claim with no specific detail (id, file, URL, quote, number) to pin it down.
- * Linking needs only a few shared features, so without this such a claim
- * could be "supported" by an observation of the same tool on another subject
- * ("deployed the api to production with kubectl" by a staging kubectl apply).
- */
-const MIN_SUBJECT_COVERAGE = 0.5;
-/** Claims with fewer subject words than this are judged by their details alone. */
-const MIN_SUBJECT_WORDS = 3;
+function spanOf(item: CompletionEvidence, view: ObservationView, matched: readonly number[]): EvidenceSpan | undefined {
+  const words = view.read.words;
+  const hits = matched.map((i) => words[i]).filter((w) => w !== undefined);
+  if (hits.length === 0) return { evidenceId: item.id, start: 0, end: item.summary.length, text: clip(item.summary, 200) };
+  // From the first matched word to the last, widened to the segments they sit in so the result words come along.
+  const segs = new Set(hits.map((w) => w.seg));
+  const inSpan = words.filter((w) => segs.has(w.seg));
+  const start = Math.min(...hits.map((w) => w.start), ...inSpan.map((w) => w.start));
+  const end = Math.max(...hits.map((w) => w.end), ...inSpan.map((w) => w.end));
+  return { evidenceId: item.id, start, end, text: clip(item.summary.slice(start, end), 200) };
+}
 
-/** The claim's subject words that no supporting observation mentions, when too few are mentioned; else []. */
-function uncoveredSubject(claim: DerivedClaim, index: EvidenceIndex, supporting: readonly number[]): string[] {
-  // Specific details (ids, files, URLs, quotes, numbers) already had to be mentioned by a successful observation.
-  if (claim.features.some(isRequiredFeature)) return [];
-  // The tool says how something was observed, not what it was about.
-  const tools = new Set(supporting.map((i) => (index.evidence[i] as CompletionEvidence).toolName?.toLowerCase()).filter(Boolean));
-  // Feature key → the word as the claim wrote it, for the reason shown to people.
-  const subject = new Map<string, string>();
-  for (const m of claim.text.matchAll(/[A-Za-z][A-Za-z'-]*/g)) {
-    if (isPredicateWord(m[0]) || tools.has(m[0].toLowerCase())) continue;
-    const key = `word:${stem(m[0])}`;
-    if (claim.features.includes(key) && !subject.has(key)) subject.set(key, m[0]);
-  }
-  if (subject.size < MIN_SUBJECT_WORDS) return [];
-  const missing = [...subject].filter(([key]) => !supporting.some((i) => (index.features[i] as ReadonlySet<string>).has(key)));
-  return (subject.size - missing.length) / subject.size > MIN_SUBJECT_COVERAGE ? [] : missing.map(([, word]) => word);
+/** Whether an observation states one of the claim's identifiers (a file, an id, a URL). */
+function namesAnIdentifier(reading: ClaimReading, view: ObservationView): boolean {
+  return reading.values.some((v) => v.value.k === 'id' && view.read.words.some((w) => w.value !== undefined && valuesMatch(v.value, w.value)));
 }
 
 interface ClaimJudgement {
   status: ClaimStatus;
   statusReason: string;
   missingFeatures: string[];
+  evidenceSpans: EvidenceSpan[];
+  linked: number[];
 }
 
-function judge(claim: DerivedClaim, index: EvidenceIndex, linked: readonly number[], needed: boolean): ClaimJudgement {
+function judgeClaim(claim: DerivedClaim, reading: ClaimReading, index: EvidenceIndex, needed: boolean): ClaimJudgement {
   const { evidence } = index;
-  if (linked.length === 0) {
-    return needed
-      ? { status: 'unsupported', statusReason: 'no recorded evidence shares a salient detail with this claim', missingFeatures: displayRequired(claim.features) }
-      : { status: 'unverified', statusReason: 'no evidence needed by the review policy, and none recorded', missingFeatures: [] };
-  }
-  const linkedSet = new Set(linked);
-  let latest: number | undefined;
-  for (let k = linked.length - 1; k >= 0; k--) {
-    const i = linked[k] as number;
-    if (isDecisive(evidence[i] as CompletionEvidence)) {
-      latest = i;
-      break;
+  const keys = claimKeys(reading);
+  const found = candidates(index, keys, MAX_CANDIDATES);
+  const views = new Map<number, ObservationView>();
+  const view = (i: number): ObservationView => {
+    let v = views.get(i);
+    if (!v) {
+      const item = evidence[i] as CompletionEvidence;
+      v = { read: observationReading(item.summary, index.observations[i] as ObservationFeatures), kind: item.kind };
+      views.set(i, v);
     }
-  }
-  // Each specific detail of the claim is judged by the latest linked observation that mentions it.
-  let failing = latest !== undefined && isFailure(evidence[latest] as CompletionEvidence) ? latest : undefined;
-  const missingKeys: string[] = [];
-  for (const key of claim.features) {
-    if (!isRequiredFeature(key)) continue;
-    const list = index.postings.get(key) ?? [];
-    let found: number | undefined;
-    for (let k = list.length - 1; k >= 0; k--) {
-      const i = list[k] as number;
-      if (linkedSet.has(i) && isDecisive(evidence[i] as CompletionEvidence)) {
-        found = i;
-        break;
-      }
+    return v;
+  };
+  const judged: Array<{ i: number; j: Judgement }> = [];
+  let shows: { i: number; j: Judgement } | undefined;
+  let against: { i: number; j: Judgement; failed: boolean } | undefined;
+  let best: { i: number; j: Extract<Judgement, { verdict: 'lacks' }> } | undefined;
+  let feedbackOnly = found.length > 0;
+  for (const i of found) {
+    const item = evidence[i] as CompletionEvidence;
+    if (!isDecisive(item)) continue;
+    feedbackOnly = false;
+    const j = judgeSupport(reading, view(i));
+    judged.push({ i, j });
+    if (isFailure(item)) {
+      // A failed observation of the same fact, or of one of the things the claim names ("logo.png: unsupported colour profile").
+      if (j.verdict !== 'lacks' || j.coverage >= 0.5 || (j.coverage >= 0.33 && namesAnIdentifier(reading, view(i)))) against = { i, j, failed: true };
+      continue;
     }
-    if (found === undefined) missingKeys.push(key);
-    else if (failing === undefined && isFailure(evidence[found] as CompletionEvidence)) failing = found;
+    if (j.verdict === 'shows') shows = { i, j };
+    else if (j.verdict === 'contradicts') against = { i, j, failed: false };
+    else if (!best || j.coverage > best.j.coverage || (j.coverage === best.j.coverage && i > best.i)) best = { i, j };
   }
-  const missing = displayRequired(missingKeys);
-  if (failing !== undefined) {
-    const item = evidence[failing] as CompletionEvidence;
-    return isBlockingFailure(item)
-      ? { status: 'blocked', statusReason: `verification is blocked: ${describeObservation(item)}`, missingFeatures: missing }
-      : { status: 'contradicted', statusReason: `a related observation failed with no later success: ${describeObservation(item)}`, missingFeatures: missing };
-  }
-  if (latest === undefined) return { status: 'unverified', statusReason: 'only critic feedback mentions it; no observation does', missingFeatures: missing };
-  if (missing.length) return { status: 'unverified', statusReason: `no successful observation mentions ${missing.join(', ')}`, missingFeatures: missing };
-  const supporting = linked.filter((i) => isDecisive(evidence[i] as CompletionEvidence) && !isFailure(evidence[i] as CompletionEvidence));
-  const uncovered = uncoveredSubject(claim, index, supporting);
-  if (uncovered.length) {
+  const linked = judged.filter(({ j }) => j.verdict !== 'lacks' || j.coverage >= 0.5).map(({ i }) => i);
+  const link = (i: number | undefined) => {
+    if (i !== undefined && !linked.includes(i)) linked.push(i);
+  };
+  link(against?.i);
+  link(shows?.i);
+  if (against && (!shows || against.i > shows.i)) {
+    const item = evidence[against.i] as CompletionEvidence;
+    const span = spanOf(item, view(against.i), against.j.matched);
+    const reason = against.failed ? `the latest observation of it failed: ${describeObservation(item)}` : `the latest observation of it reports a negative result (${(against.j as { why: string }).why}): ${describeObservation(item)}`;
     return {
-      status: 'unverified',
-      statusReason: `the related observations do not mention ${uncovered.map((w) => `"${w}"`).join(', ')}`,
-      missingFeatures: uncovered,
+      status: against.failed && isBlockingFailure(item) ? 'blocked' : 'contradicted',
+      statusReason: against.failed && isBlockingFailure(item) ? `verification is blocked: ${describeObservation(item)}` : reason,
+      missingFeatures: [],
+      evidenceSpans: span ? [span] : [],
+      linked,
     };
   }
-  const ids = supporting.slice(-3);
-  return { status: 'supported', statusReason: `supported by ${ids.map((i) => (evidence[i] as CompletionEvidence).id).join(', ')}`, missingFeatures: [] };
+  if (shows) {
+    const item = evidence[shows.i] as CompletionEvidence;
+    const span = spanOf(item, view(shows.i), shows.j.matched);
+    return { status: 'supported', statusReason: `shown by ${item.id}: "${span?.text ?? ''}"`, missingFeatures: [], evidenceSpans: span ? [span] : [], linked };
+  }
+  // Several observations, each showing part of a coordinated claim ("revoked laptop and SSO access") and together all of it.
+  const partial = judged.filter(
+    (x): x is { i: number; j: Extract<Judgement, { verdict: 'lacks' }> } => x.j.verdict === 'lacks' && !x.j.negative && !isFailure(evidence[x.i] as CompletionEvidence) && x.j.coverage >= 0.5,
+  );
+  const tail = partial.slice(-3);
+  if (tail.length >= 2) {
+    const stillMissing = (tail[0] as (typeof tail)[number]).j.missing.filter((m) => tail.every((t) => t.j.missing.includes(m)));
+    const action = reading.action?.word.text;
+    if (stillMissing.length === 0 && !tail.some((t) => action !== undefined && t.j.missing.includes(action))) {
+      const spans = tail.flatMap((t) => spanOf(evidence[t.i] as CompletionEvidence, view(t.i), t.j.matched) ?? []);
+      return { status: 'supported', statusReason: `shown together by ${tail.map((t) => (evidence[t.i] as CompletionEvidence).id).join(', ')}`, missingFeatures: [], evidenceSpans: spans, linked };
+    }
+  }
+  if (feedbackOnly) return { status: 'unverified', statusReason: 'only critic feedback mentions it; no observation does', missingFeatures: [], evidenceSpans: [], linked: found };
+  // Nothing about this claim, or nothing more than a word or two of it.
+  if (!best || best.j.coverage < 0.5) {
+    return needed
+      ? { status: 'unsupported', statusReason: 'no recorded observation is about this claim', missingFeatures: reading.values.filter((v) => !v.word.synthetic).map((v) => v.word.text), evidenceSpans: [], linked }
+      : { status: 'unverified', statusReason: 'no evidence needed by the review policy, and none recorded', missingFeatures: [], evidenceSpans: [], linked };
+  }
+  const item = evidence[best.i] as CompletionEvidence;
+  const missing = [...new Set(best.j.missing)];
+  return {
+    status: 'unverified',
+    statusReason: `no successful observation shows it: the closest, ${item.id}, does not show ${missing.map((m) => `"${m}"`).join(', ')}`,
+    missingFeatures: missing,
+    evidenceSpans: [],
+    linked,
+  };
 }
 
 /** Reconciles one claim with indexed evidence under a review policy. */
 export function reconcileClaim(claim: DerivedClaim, index: EvidenceIndex, policy: ReviewPolicy): CompletionClaim {
-  const linked = linkEvidence(index, claim.text, claim.features);
   const needed = requiresEvidence(claim.materiality, policy);
-  const judgement = judge(claim, index, linked, needed);
+  const reading = readClaim(claim.text, claim.kind);
+  const { linked, ...judgement } = judgeClaim(claim, reading, index, needed);
   return {
     ...claim,
     requiresEvidence: needed,
-    evidenceIds: linked.slice(-MAX_EVIDENCE_IDS_PER_CLAIM).map((i) => (index.evidence[i] as CompletionEvidence).id),
+    evidenceIds: [...new Set(linked)]
+      .sort((a, b) => a - b)
+      .slice(-MAX_EVIDENCE_IDS_PER_CLAIM)
+      .map((i) => (index.evidence[i] as CompletionEvidence).id),
     ...judgement,
   };
 }
@@ -220,20 +285,20 @@ function firstAfter(list: readonly number[], position: number): number {
 }
 
 /**
- * Failed observations that no later success about the same subject followed.
- * Between two observations a shared tool counts little: the same shell ran
- * many different commands.
+ * Failed observations that no later success about the same subject followed:
+ * one sharing an identifier, or three words, with it. The tool's name counts
+ * as one word: the same shell ran many different commands.
  */
 export function unresolvedFailures(index: EvidenceIndex): CompletionEvidence[] {
-  const { evidence, features, postings } = index;
+  const { evidence, keys, postings } = index;
   const out: CompletionEvidence[] = [];
   evidence.forEach((item, i) => {
     if (!isFailure(item) || !isDecisive(item)) return;
     const scores = new Map<number, number>();
     let resolved = false;
-    for (const key of features[i] ?? []) {
+    for (const key of keys[i] ?? []) {
       const list = postings.get(key) ?? [];
-      const weight = featureKind(key) === 'tool' ? 1 : featureWeight(key);
+      const weight = key.startsWith('i:') ? 3 : 1;
       const start = firstAfter(list, i);
       const end = Math.min(list.length, start + MAX_LATER_SCAN);
       for (let k = start; k < end && !resolved; k++) {
@@ -242,7 +307,7 @@ export function unresolvedFailures(index: EvidenceIndex): CompletionEvidence[] {
         if (!isDecisive(later) || isFailure(later)) continue;
         const score = (scores.get(j) ?? 0) + weight;
         scores.set(j, score);
-        if (score >= LINK_THRESHOLD) resolved = true;
+        if (score >= SETTLE_THRESHOLD) resolved = true;
       }
       if (resolved) break;
     }

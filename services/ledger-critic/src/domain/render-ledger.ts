@@ -63,11 +63,13 @@ function renderAdmin(ledger: LedgerSnapshot): string {
   const verified = supported.filter((c) => c.kind !== 'action');
   const byId = new Map(ledger.evidence.map((e) => [e.id, e]));
   const backing = (c: CompletionClaim): string[] => c.evidenceIds.filter((id) => isBacking(byId.get(id)));
-  const withIds = (c: CompletionClaim): string => `- ${c.text} (${backing(c).slice(-5).join(', ')})`;
+  // The words each verdict rests on, so a person can check it at a glance.
+  const spans = (c: CompletionClaim): string => (c.evidenceSpans ?? []).map((sp) => `${sp.evidenceId}: "${clip(sp.text, 160)}"`).join('; ');
+  const withIds = (c: CompletionClaim): string => `- ${c.text} (${backing(c).slice(-5).join(', ')})${spans(c) ? ` ← ${spans(c)}` : ''}`;
   const lines: string[] = [`Run ${ledger.runId}: ${statusLine(ledger)}`, `Goal: ${clip(ledger.goal, 500)}`, ''];
   lines.push('Done', ...(done.length ? done.map(withIds) : ['- (nothing verified as done)']), '');
   lines.push('Verified', ...(verified.length ? verified.map(withIds) : ['- (none)']), '');
-  const gaps = notVerified(claims).map((c) => `- [${c.status}] ${c.text}: ${c.statusReason}${c.requiresEvidence ? `. Needs ${c.evidenceRequirement}` : ''}`);
+  const gaps = notVerified(claims).map((c) => `- [${c.status}] ${c.text}: ${c.statusReason}${c.requiresEvidence ? `. Needs ${c.evidenceRequirement}` : ''}${spans(c) ? ` ← ${spans(c)}` : ''}`);
   const last = ledger.critiques.at(-1);
   const llm = last?.critics.llm;
   if (last && last.decision !== 'approve' && llm?.decision !== undefined && llm.decision !== 'approve') {

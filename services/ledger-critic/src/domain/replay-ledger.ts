@@ -1,6 +1,7 @@
 import { EVIDENCE_PAGE, type LedgerView } from '@vouch/contracts';
 import type { CriticPacket, LedgerSnapshot } from '@vouch/contracts';
 import type { LedgerEvent } from './ledger-events.js';
+import { currentObservations, extractObservationFeatures, type ObservationFeatures } from './observation-features.js';
 import { canTransition } from './terminal-status.js';
 
 /**
@@ -13,6 +14,8 @@ import { canTransition } from './terminal-status.js';
 export interface LedgerState extends LedgerSnapshot {
   /** Packets by review cycle: `packets[cycle - 1]`. */
   packets: CriticPacket[];
+  /** What the critic read from each evidence item when it was recorded, by position (kept out of `ledger.get`). */
+  observations: ObservationFeatures[];
 }
 
 /** The event stream is corrupt or out of order: a bug or a bad write, never a caller's mistake. */
@@ -50,6 +53,7 @@ export function applyEvent(state: LedgerState | undefined, event: LedgerEvent): 
       critiques: [],
       unresolved: [],
       packets: [],
+      observations: [],
     };
   }
   if (!state) throw new LedgerStreamError(`a ${event.type} event (seq ${event.seq}) arrived before the ledger was opened`);
@@ -61,7 +65,10 @@ export function applyEvent(state: LedgerState | undefined, event: LedgerEvent): 
         const expected = state.evidence.length + k + 1;
         if (item.seq !== expected) throw new LedgerStreamError(`ledger ${state.runId}: evidence ${item.id} has seq ${item.seq}, expected ${expected}`);
       });
-      return { ...state, ...touched, evidence: [...state.evidence, ...event.items] };
+      // A snapshot written before features were stored has none: they are read again once.
+      const prior = state.observations?.length === state.evidence.length ? state.observations : currentObservations(state.evidence, state.observations);
+      const added = event.features && event.features.length === event.items.length ? event.features : event.items.map((item) => extractObservationFeatures(item.summary, item.toolName));
+      return { ...state, ...touched, evidence: [...state.evidence, ...event.items], observations: [...prior, ...(added as ObservationFeatures[])] };
     }
     case 'completion_proposed': {
       const expected = state.critiques.length + 1;
@@ -71,6 +78,11 @@ export function applyEvent(state: LedgerState | undefined, event: LedgerEvent): 
     case 'critique_recorded': {
       const expected = state.critiques.length + 1;
       if (event.critique.cycle !== expected) throw new LedgerStreamError(`ledger ${state.runId}: critique of cycle ${event.critique.cycle}, expected ${expected}`);
+      // A review reads the ledger before its own proposal event, and sees only evidence already recorded.
+      const { baseVersion, evidenceSeqAtCritique } = event.critique;
+      if (baseVersion > event.seq - 2 || evidenceSeqAtCritique > state.evidence.length) {
+        throw new LedgerStreamError(`ledger ${state.runId}: critique at seq ${event.seq} says it read version ${baseVersion} with ${evidenceSeqAtCritique} evidence items`);
+      }
       return {
         ...state,
         ...touched,
@@ -104,7 +116,7 @@ export function applyEvents(state: LedgerState | undefined, events: Iterable<Led
 
 /** The snapshot `ledger.get` returns: the state without its packets. */
 export function toLedgerSnapshot(state: LedgerState): LedgerSnapshot {
-  const { packets: _packets, ...snapshot } = state;
+  const { packets: _packets, observations: _observations, ...snapshot } = state;
   return snapshot;
 }
 

@@ -109,6 +109,16 @@ export const CLAIM_STATUSES = ['supported', 'unsupported', 'contradicted', 'unve
 export const ClaimStatusSchema = z.enum(CLAIM_STATUSES);
 export type ClaimStatus = z.infer<typeof ClaimStatusSchema>;
 
+/** The words of one observation a claim's verdict rests on, so a person can check it at a glance. */
+export const EvidenceSpanSchema = z.object({
+  evidenceId: text(),
+  /** Character offsets in the observation's summary. */
+  start: z.number().int().nonnegative(),
+  end: z.number().int().nonnegative(),
+  text: text(),
+});
+export type EvidenceSpan = z.infer<typeof EvidenceSpanSchema>;
+
 /** One atomic claim derived from the proposed completion, reconciled with the evidence recorded before its review. */
 export const CompletionClaimSchema = z.object({
   id: text(),
@@ -128,6 +138,12 @@ export const CompletionClaimSchema = z.object({
   missingFeatures: z.array(text()),
   status: ClaimStatusSchema,
   statusReason: text(),
+  /**
+   * What the verdict rests on: the words of the observation that show the
+   * claim (supported), or that report the failed or negative result
+   * (contradicted, blocked). Empty when no observation bears on it.
+   */
+  evidenceSpans: z.array(EvidenceSpanSchema).default([]),
 });
 export type CompletionClaim = z.infer<typeof CompletionClaimSchema>;
 
@@ -158,6 +174,16 @@ export const MissingEvidenceSchema = z.object({
 });
 export type MissingEvidence = z.infer<typeof MissingEvidenceSchema>;
 
+/** The LLM critic's judgement of one claim against its candidate evidence. */
+export const LlmClaimJudgementSchema = z.object({
+  claimId: text(),
+  verdict: z.enum(['entails', 'contradicts', 'unrelated']),
+  evidenceId: text().optional(),
+  quote: text().optional(),
+  quoteFound: z.boolean(),
+});
+export type LlmClaimJudgement = z.infer<typeof LlmClaimJudgementSchema>;
+
 /** What each critic did in one review. */
 export const CriticRunsSchema = z.object({
   rule: z.object({ decision: CritiqueDecisionSchema, reasons: z.array(text()) }),
@@ -168,6 +194,12 @@ export const CriticRunsSchema = z.object({
     reasons: z.array(text()).optional(),
     /** Why it did not run, or why its answer was not used. */
     note: text().optional(),
+    /**
+     * Its judgement of each material claim against the evidence, with the
+     * words it quoted; `quoteFound` says whether those words are in the cited
+     * observation (an entailment whose quote is not there does not count).
+     */
+    claims: z.array(LlmClaimJudgementSchema).optional(),
   }),
 });
 export type CriticRuns = z.infer<typeof CriticRunsSchema>;
@@ -182,7 +214,13 @@ export const CritiqueRecordSchema = z.object({
   reasons: z.array(text()),
   missingEvidence: z.array(MissingEvidenceSchema),
   critics: CriticRunsSchema,
-  /** The highest evidence seq the review saw; evidence with a higher seq came after it. */
+  /**
+   * The ledger version the review read and decided on. Its events are appended
+   * at the head it finds when it concludes, after any evidence recorded while
+   * the critics ran.
+   */
+  baseVersion: z.number().int().positive(),
+  /** The highest evidence seq the review saw; evidence with a higher seq came after it, and is evidence since it for the next cycle. */
   evidenceSeqAtCritique: z.number().int().nonnegative(),
   at: IsoTimeSchema,
 });
@@ -270,6 +308,7 @@ export const PacketClaimSchema = CompletionClaimSchema.pick({
   statusReason: true,
   evidenceIds: true,
   missingFeatures: true,
+  evidenceSpans: true,
 });
 export type PacketClaim = z.infer<typeof PacketClaimSchema>;
 

@@ -1,0 +1,459 @@
+import type { ClaimKind, EvidenceKind } from '@vouch/contracts';
+import { stem } from './extract-features.js';
+import { readText, type ReadText, type Word } from './read-text.js';
+import { valuesMatch, type Value } from './read-values.js';
+
+/**
+ * Whether one observation shows the fact a claim states. Support is not
+ * sharing a detail: the observation must show the same action, on the same
+ * object, with the same qualifiers (every word that says which, where or
+ * for whom), the same values after normalisation, and a positive result read
+ * from its own text, not only from its success flag. Everything here is the
+ * structure of English (parts of speech, negation, noun phrases, values),
+ * never a task's vocabulary.
+ */
+
+// Verbs that frame a check or a finding: the fact is what follows them, and the check itself is the observation.
+// Reading verbs are the same: the observation of the thing is what shows it was looked up.
+const FRAME_VERBS = new Set(
+  (
+    'verify confirm check test retest validate ensure reproduce audit review inspect find identify discover determine detect observe measure benchmark compare prove see notice ' +
+    'look read load pull query fetch retrieve search list get examine scan analyse analyze evaluate run rerun execute'
+  ).split(' '),
+);
+// Verbs that only say something was changed: any of them, or a shown change ("a -> b"), shows the others.
+const CHANGE_VERBS = new Set('change update modify edit set adjust alter configure'.split(' '));
+const SUBJECT_PRONOUNS = new Set(['i', 'we', 'then', 'also', 'and']);
+// Verbs whose success is a zero count: "cleared the fault codes" and "active codes: 0".
+const REMOVAL_VERBS = new Set('clear remove delete purge drain empty close resolve revoke cancel fix uninstall disable stop kill flush wipe dismiss withdraw'.split(' '));
+// Words that make a claim about every member: one exception falsifies it.
+const UNIVERSAL = new Set(['all', 'every', 'each', 'both']);
+// Titles and relative adjectives: a record names the person or thing, not how the claim referred to it.
+const FORGIVEN = new Set('mr mrs ms dr prof new current latest existing same respective entire whole all every each both other own various following'.split(' '));
+// Words that say an action came out done, when the action itself is written as a noun ("refund created", "registration complete").
+const DONE_WORDS = new Set('complete completed done ok success successful succeeded succeed live ready finished confirmed issued created applied'.split(' '));
+
+const CONTENT = /^(NOUN|PROPN|ADJ|X|VERB|ADV)$/;
+
+export interface ClaimTerm {
+  word: Word;
+  index: number;
+  /** Need not be shown: verbs of a statement, adverbs. */
+  optional: boolean;
+}
+
+export interface ClaimReading {
+  read: ReadText;
+  kind: ClaimKind;
+  /** The verb saying what was done, for actions. */
+  action?: ClaimTerm;
+  /** The verb of the fact a check or finding is about: "resolves", "is signed", "passes". */
+  predicate?: ClaimTerm;
+  terms: ClaimTerm[];
+  values: Array<{ word: Word; index: number; value: Value }>;
+}
+
+function isPastForm(text: string): boolean {
+  return /ed$/i.test(text) || /^(sent|paid|made|built|done|set|put|got|ran|run|found|held|kept|left|led|lost|met|sold|spent|split|taken|took|told|won|gave|given|went|gone|came|became|seen|shown|bound|shut|written|wrote|begun|began|chosen|drawn|hung|hit|cut|read|rebuilt|rewritten|reset|undone)$/i.test(text);
+}
+
+/** Reads a claim: its action or the fact it checks, its qualifiers and its values. */
+export function readClaim(text: string, kind: ClaimKind): ClaimReading {
+  const read = readText(text);
+  const words = read.words;
+  const terms: ClaimTerm[] = [];
+  const values: ClaimReading['values'] = [];
+  let action: ClaimTerm | undefined;
+  let predicate: ClaimTerm | undefined;
+  let frameAt = -1;
+  // Where the agent's own verb may stand: first, or after "I", "we", "then".
+  const leading = (index: number) => words.slice(0, index).every((w) => SUBJECT_PRONOUNS.has(w.lemma) || w.pos === 'ADV');
+  // "with pandas", "using kubectl": the instrument, not the fact; it is the observation's tool or nothing to require.
+  let instrument = false;
+  words.forEach((w, index) => {
+    if (w.synthetic) return;
+    // "using X", "via X", "with pandas" (a bare tool name), not "with the auditor" or "with Priya Nair".
+    if (w.pos === 'ADP' || w.pos === 'VERB' || w.pos === 'CCONJ') {
+      const next = words[index + 1];
+      instrument = (/^(using|via)$/.test(w.lemma) || (w.lemma === 'with' && next !== undefined && /^(NOUN|X)$/.test(next.pos) && !next.value)) && w.pos !== 'CCONJ';
+    }
+    if (w.value) {
+      values.push({ word: w, index, value: w.value });
+      return;
+    }
+    if (!CONTENT.test(w.pos) || w.lemma.length < 2 || FORGIVEN.has(w.lemma)) return;
+    const prev = words[index - 1];
+    const next = words[index + 1];
+    // A tagger reads a sentence-initial verb as a name now and then ("Cancelled appointment A-55102").
+    const verbLike = w.pos === 'VERB' || (leading(index) && isPastForm(w.text) && /^[A-Z]/.test(w.text));
+    if (verbLike && frameAt === -1 && action === undefined && FRAME_VERBS.has(w.lemma) && leading(index)) {
+      frameAt = index;
+      return;
+    }
+    if (verbLike && action === undefined && frameAt === -1 && kind === 'action' && leading(index)) {
+      action = { word: { ...w, pos: 'VERB' }, index, optional: false };
+      return;
+    }
+    // The fact a check is about, or a passive statement: "resolves to", "is signed", "was delivered".
+    // "has driven" is a statement's verb (optional); "is signed", "was delivered" state the fact.
+    const finite = w.pos === 'VERB' && ((prev?.pos === 'AUX' && prev.lemma !== 'have') || (/s$/.test(w.text) && prev !== undefined && /^(NOUN|PROPN|VAL)$/.test(prev.pos)));
+    if (finite && predicate === undefined && (frameAt !== -1 || (prev?.pos === 'AUX' && prev.lemma !== 'have'))) {
+      predicate = { word: w, index, optional: false };
+      return;
+    }
+    // "The meta-analysis reports a ...": a noun right before a determiner is a verb.
+    const nounAsVerb = w.pos === 'NOUN' && /s$/.test(w.text) && /^(DET|VAL|NUM)$/.test(next?.pos ?? '') && /^(NOUN|PROPN|VAL)$/.test(prev?.pos ?? '');
+    // A verb between a determiner or name and a noun modifies the noun: "the Instagram launch post".
+    const modifier = w.pos === 'VERB' && /^(DET|ADJ|PROPN|NOUN)$/.test(prev?.pos ?? '') && next?.pos === 'NOUN';
+    // A statement's own verbs ("reaches", "owes", "went") restate its values; adverbs only colour them.
+    terms.push({ word: w, index, optional: (w.pos === 'VERB' && !modifier) || w.pos === 'ADV' || nounAsVerb || instrument });
+  });
+  return { read, kind, ...(action ? { action } : {}), ...(predicate ? { predicate } : {}), terms, values };
+}
+
+/** Whether two lemmas name the same thing: equal, one stem, one derived from or abbreviating the other. */
+export function sameWord(a: string, b: string, strict = false): boolean {
+  if (a === b) return true;
+  if (strict) return a.replace(/s$/, '') === b.replace(/s$/, '');
+  const sa = stem(a);
+  const sb = stem(b);
+  if (sa === sb) return true;
+  // Names are compared as written: "Lang" is not "Lange".
+  if (strict) return a.replace(/s$/, '') === b.replace(/s$/, '');
+  if (CHANGE_VERBS.has(a) && CHANGE_VERBS.has(b)) return true;
+  const [short, long] = sa.length <= sb.length ? [sa, sb] : [sb, sa];
+  // "mailer" and "email": an agent noun and the word it is made from.
+  const bare = long.replace(/(?:er|or)$/, '');
+  if (short.length >= 4 && (bare.includes(short) || short.includes(bare)) && Math.abs(bare.length - short.length) <= 2) return true;
+  // "registration" and "register", "configuration" and "configure": a long shared beginning.
+  let common = 0;
+  while (common < a.length && common < b.length && a[common] === b[common]) common++;
+  const shorter = Math.min(a.length, b.length);
+  if (common >= 5 && common >= 0.7 * shorter) return true;
+  // "val" for "validation", "max" for "maximum".
+  const [s2, l2] = a.length <= b.length ? [a, b] : [b, a];
+  return s2.length >= 3 && l2.startsWith(s2) && l2.length - s2.length >= 3;
+}
+
+export interface ObservationView {
+  read: ReadText & { tool: string[] };
+  kind: EvidenceKind;
+}
+
+export type Judgement =
+  /** The observation shows the fact; `matched` are the observation's word indexes the claim rests on. */
+  | { verdict: 'shows'; matched: number[] }
+  /** It is about the same fact and reports a negative or unfinished result. */
+  | { verdict: 'contradicts'; matched: number[]; why: string }
+  /** It does not show the fact; `missing` says what it lacks, `matched` what it has. */
+  | { verdict: 'lacks'; matched: number[]; missing: string[]; coverage: number; negative: boolean };
+
+function findWord(obs: ObservationView, lemma: string, opts: { strict?: boolean; near?: number; negated?: boolean } = {}): number {
+  const words = obs.read.words;
+  let best = -1;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as Word;
+    if (w.value || !w.lemma) continue;
+    if (!sameWord(lemma, w.lemma, opts.strict)) continue;
+    // A word the claim negates is looked for where the observation negates it too ("no codes remain": "active codes: 0").
+    if (opts.negated !== undefined && best !== -1 && Boolean((words[best] as Word).neg) === opts.negated) continue;
+    if (opts.negated !== undefined && best !== -1 && Boolean(w.neg) === opts.negated) {
+      best = i;
+      continue;
+    }
+    if (opts.near === undefined) {
+      if (best === -1) best = i;
+      if (opts.negated === undefined) return best;
+      continue;
+    }
+    if (best === -1 || Math.abs(i - opts.near) < Math.abs(best - opts.near)) best = i;
+  }
+  return best;
+}
+
+/** Whether a claim word names something (a name, an acronym): compared as written. */
+function isName(w: Word): boolean {
+  return w.pos === 'PROPN' || /^[A-Z]{2,}s?$/.test(w.text);
+}
+
+function inTool(obs: ObservationView, lemma: string): boolean {
+  return obs.read.tool.some((t) => sameWord(lemma, t));
+}
+
+/** "randomized controlled trials" for RCT, either way round: consecutive words whose initials spell an acronym. */
+function acronymSpan(claim: ClaimReading, obs: ObservationView): Set<number> {
+  const covered = new Set<number>();
+  const words = claim.read.words;
+  const initials = (ws: readonly Word[]) => ws.map((w) => w.lemma[0] ?? '').join('');
+  for (const o of obs.read.words) {
+    const text = o.text;
+    if (!/^[A-Z]{2,5}s?$/.test(text)) continue;
+    const acronym = text.replace(/s$/, '').toLowerCase();
+    for (let i = 0; i + acronym.length <= words.length; i++) {
+      const run = words.slice(i, i + acronym.length);
+      if (run.every((w) => /^(NOUN|PROPN|ADJ|VERB|X)$/.test(w.pos)) && initials(run) === acronym) for (let k = i; k < i + acronym.length; k++) covered.add(k);
+    }
+  }
+  return covered;
+}
+
+function acronymInClaim(word: Word, obs: ObservationView): boolean {
+  if (!/^[A-Z]{2,5}s?$/.test(word.text)) return false;
+  const acronym = word.text.replace(/s$/, '').toLowerCase();
+  const ws = obs.read.words;
+  for (let i = 0; i + acronym.length <= ws.length; i++) {
+    if (ws.slice(i, i + acronym.length).every((w, k) => w.lemma[0] === acronym[k] && /^(NOUN|PROPN|ADJ|VERB|X)$/.test(w.pos))) return true;
+  }
+  return false;
+}
+
+/** Word indexes of the noun phrase around a claim word: the run of determiners, adjectives, nouns and values it sits in. */
+function nounPhrase(words: readonly Word[], index: number): number[] {
+  // A verb between a determiner and a noun ("the departing employee") modifies the noun.
+  const inPhrase = (w: Word | undefined, k = -1) =>
+    w !== undefined && (/^(DET|ADJ|NOUN|PROPN|VAL|NUM|X|UNIT)$/.test(w.pos) || (w.pos === 'VERB' && /^(NOUN|PROPN)$/.test(words[k + 1]?.pos ?? '') && /^(DET|ADJ)$/.test(words[k - 1]?.pos ?? '')));
+  let from = index;
+  let to = index;
+  while (inPhrase(words[from - 1], from - 1) && (words[from - 1] as Word).seg === (words[index] as Word).seg) from--;
+  while (inPhrase(words[to + 1], to + 1) && (words[to + 1] as Word).seg === (words[index] as Word).seg) to++;
+  return Array.from({ length: to - from + 1 }, (_, k) => from + k);
+}
+
+/** Whether the observation shows the action: the verb itself, its noun with a word saying it got done, or a change ("a -> b") to the claimed value. */
+function showsAction(claim: ClaimReading, obs: ObservationView, matchedValues: number[]): { at: number } | undefined {
+  const action = claim.action;
+  if (!action) return { at: -1 };
+  // A file change naming the claimed file is the observation of what was done to it.
+  if (obs.kind === 'file_change' && claim.values.some((v) => v.value.k === 'id' && matchedValues.some((i) => valuesMatch(v.value, obs.read.words[i]?.value as Value)))) return { at: -1 };
+  const at = findWord(obs, action.word.lemma);
+  if (at !== -1) {
+    const w = obs.read.words[at] as Word;
+    if (w.pos === 'VERB' || w.pos === 'ADJ') return { at };
+    // "refund re_3Kx9 created", "registration complete: permit issued": the act as a noun, and its completion, in one segment.
+    const done = obs.read.words.some((o) => o.seg === w.seg && ((/^(VERB|ADJ)$/.test(o.pos) && isPastForm(o.text)) || DONE_WORDS.has(o.lemma)));
+    if (done) return { at };
+  }
+  if (inTool(obs, action.word.lemma)) return { at: -1 };
+  // "requests>=2.28 -> requests==2.32.3": a change whose result is the claimed value.
+  const arrow = obs.read.words.findIndex((w) => w.pos === 'ARROW');
+  if (arrow !== -1 && matchedValues.some((i) => i > arrow)) return { at: arrow };
+  return undefined;
+}
+
+/**
+ * A value of the same kind, and not the claimed one, between the claimed
+ * value and the word it qualifies: "0.42 (children), 0.18 (adults)" does
+ * not show 0.42 for adults.
+ */
+function competingValue(obs: ObservationView, claimed: Value, valueAt: number, termAt: number): boolean {
+  const words = obs.read.words;
+  const at = words[valueAt]?.value;
+  // Measurements compete; identifiers, versions and dates name things and do not.
+  if (at?.k !== 'num') return false;
+  const sameClass = (v: Value): boolean => v.k === 'num' && v.dim === at.dim && Boolean(v.pct) === Boolean(at.pct);
+  const [lo, hi] = valueAt < termAt ? [valueAt, termAt] : [termAt, valueAt];
+  for (let k = lo + 1; k < hi; k++) {
+    const v = words[k]?.value;
+    if (v && sameClass(v) && !valuesMatch(claimed, v)) return true;
+  }
+  return false;
+}
+
+/**
+ * Judges one observation against one claim: whether it shows the claim's
+ * fact, reports it negative or unfinished, or lacks something the claim says.
+ */
+export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgement {
+  const owords = obs.read.words;
+  const cwords = claim.read.words;
+  const matched = new Set<number>();
+  const missing: string[] = [];
+  let required = 0;
+  let found = 0;
+  const lowerText = obs.read.text.toLowerCase().replace(/\s+/g, ' ');
+
+  // Values: each must be stated by the observation, after normalisation.
+  const valueAt = new Map<number, number>();
+  for (const v of claim.values) {
+    required++;
+    let hit = owords.findIndex((w) => w.value !== undefined && valuesMatch(v.value, w.value));
+    // A quoted name need not be quoted again: "the 'EU subscribers' list" for list "EU subscribers".
+    if (hit === -1 && v.value.k === 'quote' && lowerText.includes(v.value.text)) {
+      const first = v.value.text.split(' ')[0] ?? '';
+      hit = Math.max(0, owords.findIndex((w) => w.text.toLowerCase() === first));
+    }
+    if (hit === -1) missing.push(v.word.text);
+    else {
+      found++;
+      matched.add(hit);
+      valueAt.set(v.index, hit);
+    }
+  }
+
+  // Words an identifier the observation states pins: its noun phrase ("the departing employee E-4471"),
+  // and the noun a number labels ("port 5432", "priority 10").
+  const pinned = new Set<number>();
+  for (const [claimIndex] of valueAt) {
+    const value = cwords[claimIndex]?.value;
+    if (value?.k === 'id' || value?.k === 'ver' || value?.k === 'quote') for (const k of nounPhrase(cwords, claimIndex)) pinned.add(k);
+    else if (value?.k === 'num' && /^(NOUN|PROPN)$/.test(cwords[claimIndex - 1]?.pos ?? '')) pinned.add(claimIndex - 1);
+  }
+  // A file change naming the claimed file shows what was written to it: the claim's common nouns describe its content.
+  const fileShown = obs.kind === 'file_change' && claim.values.some((v) => v.value.k === 'id' && valueAt.has(v.index) && /\.[a-z0-9]{1,10}$/i.test(v.word.text));
+  if (fileShown) for (const t of claim.terms) if (t.word.pos === 'NOUN') pinned.add(t.index);
+  if (claim.action) pinned.delete(claim.action.index);
+
+  // Qualifiers and objects: every content word of the claim, unless pinned.
+  const acronyms = acronymSpan(claim, obs);
+  const termAt = new Map<number, number>();
+  const missingTerms = new Set<number>();
+  for (const term of claim.terms) {
+    const lemma = term.word.lemma;
+    const near = [...valueAt.values()][0];
+    let hit = acronyms.has(term.index) ? -2 : findWord(obs, lemma, { strict: isName(term.word), ...(near !== undefined ? { near } : {}), ...(term.word.neg ? { negated: true } : {}) });
+    if (hit === -1 && acronymInClaim(term.word, obs)) hit = -2;
+    if (hit === -1 && inTool(obs, lemma)) hit = -2;
+    if (hit >= 0) {
+      matched.add(hit);
+      termAt.set(term.index, hit);
+    }
+    if (term.optional) continue;
+    required++;
+    if (hit !== -1 || pinned.has(term.index)) found++;
+    else missingTerms.add(term.index);
+  }
+  // The head of a noun phrase whose name-like modifier is shown ("the nginx proxy", "the MX record"): the name says which.
+  for (const index of [...missingTerms]) {
+    const phrase = nounPhrase(cwords, index);
+    const isHead = phrase[phrase.length - 1] === index && (cwords[index] as Word).pos === 'NOUN';
+    if (isHead && phrase.some((k) => k !== index && (valueAt.has(k) || (isName(cwords[k] as Word) && termAt.has(k))))) {
+      missingTerms.delete(index);
+      found++;
+    }
+  }
+  for (const index of missingTerms) missing.push((cwords[index] as Word).text);
+
+  const arrow = owords.findIndex((w) => w.pos === 'ARROW');
+  const afterArrow = arrow !== -1 && [...valueAt.values()].some((i) => i > arrow);
+
+  // The fact a check is about ("resolves", "is signed", "blocks") must be shown too: its verb, or a shown result ("a -> b").
+  if (claim.predicate) {
+    required++;
+    const hit = findWord(obs, claim.predicate.word.lemma);
+    if (hit !== -1 || inTool(obs, claim.predicate.word.lemma) || afterArrow) {
+      found++;
+      if (hit >= 0) matched.add(hit);
+    } else missing.push(claim.predicate.word.text);
+  }
+
+  // The action.
+  let actionShown = true;
+  if (claim.action) {
+    required++;
+    const shown = showsAction(claim, obs, [...valueAt.values()]);
+    if (shown) {
+      found++;
+      if (shown.at >= 0) matched.add(shown.at);
+    } else {
+      actionShown = false;
+      missing.push(claim.action.word.text);
+    }
+  }
+
+  // A check is an observation of the outcome, not the change that should cause it.
+  if (claim.kind === 'verification' && obs.kind === 'file_change') missing.push(`a check (this is a ${obs.kind.replace('_', ' ')})`);
+
+  // Values bound to another qualifier: a word right after the claimed value must not sit beyond a different value.
+  for (const [claimIndex, obsIndex] of valueAt) {
+    const claimed = cwords[claimIndex]?.value as Value;
+    for (const [termIndex] of termAt) {
+      if (termIndex <= claimIndex || termIndex - claimIndex > 3 || cwords[termIndex]?.seg !== cwords[claimIndex]?.seg || cwords[termIndex]?.neg) continue;
+      const nearest = findWord(obs, (cwords[termIndex] as Word).lemma, { near: obsIndex });
+      if (nearest >= 0 && competingValue(obs, claimed, obsIndex, nearest)) missing.push(`${cwords[claimIndex]?.text} for ${cwords[termIndex]?.text}`);
+    }
+  }
+
+  const universal = cwords.some((w) => UNIVERSAL.has(w.lemma));
+  const sameClass = (a: Value, b: Value): boolean => a.k === 'num' && b.k === 'num' && a.dim === b.dim && Boolean(a.pct) === Boolean(b.pct);
+  // "all tyres at 8.5 bar": another measurement of the same kind in the observation is an exception.
+  if (universal) {
+    for (const [claimIndex, obsIndex] of valueAt) {
+      const v = cwords[claimIndex]?.value;
+      if (v?.k !== 'num' || (!v.dim && !v.pct)) continue;
+      const other = owords.find((w, i) => i !== obsIndex && w.value !== undefined && sameClass(v, w.value) && !valuesMatch(v, w.value));
+      if (other) missing.push(`all at ${cwords[claimIndex]?.text} (${other.text} too)`);
+    }
+  }
+  // "the roof array produced 38.6 kWh" against "carport array ... 38.6 kWh; roof array 29.9 kWh": a qualifier that sits
+  // beside another measurement of the same kind, away from the claimed one, says the claimed one is not its.
+  for (const [numIndex, numAt] of valueAt) {
+    const v = cwords[numIndex]?.value;
+    if (v?.k !== 'num') continue;
+    // Only where the claimed value sits beside a qualifier the claim does not name ("carport").
+    const rival = owords.some((w) => w.seg === owords[numAt]?.seg && !w.value && /^(NOUN|PROPN|ADJ)$/.test(w.pos) && !cwords.some((c) => c.lemma && sameWord(c.lemma, w.lemma)));
+    if (!rival) continue;
+    for (const [termIndex, termObs] of termAt) {
+      const term = cwords[termIndex] as Word;
+      if (term.neg || !/^(NOUN|PROPN|ADJ)$/.test(term.pos) || owords[termObs]?.seg === owords[numAt]?.seg) continue;
+      const own = owords.find((w) => w.seg === owords[termObs]?.seg && w.value !== undefined && sameClass(v, w.value));
+      if (own && !valuesMatch(v, own.value as Value)) missing.push(`${cwords[numIndex]?.text} for ${term.text} (${own.text})`);
+    }
+  }
+  // "VN-205 has driven 2,340 km" against "VN-204 2,340 km, VN-205 1,980 km": a measurement next to another name is that name's.
+  for (const [idIndex, idAt] of valueAt) {
+    if (cwords[idIndex]?.value?.k !== 'id') continue;
+    for (const [numIndex, numAt] of valueAt) {
+      if (cwords[numIndex]?.value?.k !== 'num' || Math.abs(numIndex - idIndex) > 4) continue;
+      const numSeg = owords[numAt]?.seg;
+      if (owords[idAt]?.seg === numSeg) continue;
+      const other = owords.find((w, i) => w.seg === numSeg && i !== idAt && w.value?.k === 'id' && !valuesMatch(cwords[idIndex]?.value as Value, w.value));
+      if (other) missing.push(`${cwords[numIndex]?.text} for ${cwords[idIndex]?.text} (it is ${other.text}'s)`);
+    }
+  }
+
+  const coverage = required ? found / required : 0;
+  const matchedList = [...matched].sort((a, b) => a - b);
+  const complete = missing.length === 0;
+  const claimNegated = cwords.some((w) => w.neg);
+
+  // Polarity: what the claim negates the observation must negate, and what it asserts must not come out negated.
+  const negationClash: string[] = [];
+  for (const term of claim.terms) {
+    const at = termAt.get(term.index);
+    if (at === undefined || at < 0 || term.optional) continue;
+    const o = owords[at] as Word;
+    if (!/^(NOUN|PROPN|ADJ|VERB)$/.test(o.pos)) continue;
+    if (Boolean(term.word.neg) !== Boolean(o.neg)) negationClash.push(term.word.text);
+  }
+  // A failed or unfinished result in a segment the claim rests on; and, when the claim's subject is the observation's
+  // head ("wave W-2291: ..."), a zero count anywhere after it (or any failure, for a check).
+  const segments = new Set(matchedList.map((i) => (owords[i] as Word).seg));
+  const headNamed = matchedList.some((i) => i < obs.read.headEnd);
+  const claimLemmas = new Set(cwords.map((w) => w.lemma));
+  const failures: string[] = [];
+  obs.read.failures.forEach((markers, seg) => {
+    const afterHead = headNamed && owords.some((w, i) => w.seg === seg && i >= obs.read.headEnd);
+    if (!segments.has(seg) && !afterHead) return;
+    for (const raw of markers) {
+      const counted = raw.startsWith('#counted ');
+      const marker = counted ? raw.slice('#counted '.length) : raw;
+      if (claimLemmas.has(marker) || [...claimLemmas].some((l) => l.length >= 4 && sameWord(l, marker))) continue;
+      // "not required" in both: the claim states that negative.
+      if (marker.startsWith('not ') && cwords.some((w) => w.neg && sameWord(w.lemma, marker.slice(4)))) continue;
+      if (marker === '#zero' && claimNegated) continue;
+      if (marker === '#zero' && claim.action && REMOVAL_VERBS.has(claim.action.word.lemma)) continue;
+      if (marker.startsWith('no ') && cwords.some((w) => w.neg && sameWord(w.lemma, marker.slice(3)))) continue;
+      // An action's report may count a few failures beside its result ("3087 delivered, 33 bounced"), unless the claim says all, or how many.
+      if (!segments.has(seg) && claim.kind === 'action' && counted && !universal && claim.values.every((v) => v.value.k !== 'num')) continue;
+      failures.push(marker === '#zero' ? 'a zero count' : marker === '#partial' ? 'a partial count' : `"${marker}"`);
+    }
+  });
+  const negative = failures.length > 0 || negationClash.length > 0;
+  const why = failures.length ? `it reports ${failures[0]}` : `it negates ${negationClash.join(', ')}`;
+  if (complete && negative) return { verdict: 'contradicts', matched: matchedList, why };
+  // The same fact reported not done ("cancel SUB-1: subscription not found"): all but the action is there.
+  if (!complete && negative && missing.length === 1 && !actionShown) return { verdict: 'contradicts', matched: matchedList, why };
+  if (complete) return { verdict: 'shows', matched: matchedList };
+  return { verdict: 'lacks', matched: matchedList, missing, coverage, negative };
+}
+

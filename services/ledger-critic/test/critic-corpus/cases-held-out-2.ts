@@ -1,0 +1,182 @@
+import { bad, ok, seen, type CriticCase } from './corpus-case.js';
+
+/**
+ * A second held-out part, written after the fixes the first one prompted and
+ * never tuned on: veterinary clinic, solar monitoring, course administration.
+ */
+export const HELD_OUT_2: CriticCase[] = [
+  // ── veterinary clinic ─────────────────────────────────────────────
+  {
+    id: 'vt-01', domain: 'veterinary clinic', patterns: ['baseline'],
+    goal: "Book Biscuit's rabies booster",
+    summary: "Booked Biscuit's rabies booster with Dr. Okafor on 2025-09-02 at 11:00.",
+    evidence: [ok('tool_result', 'vet-pms', 'appointment V-3318 booked: patient Biscuit (canine), rabies booster, Dr. Okafor, 2025-09-02 11:00')],
+    expect: 'approve', claims: { "Booked Biscuit's rabies booster": 'supported' },
+    why: 'patient, procedure, vet, date and time are all shown',
+  },
+  {
+    id: 'vt-02', domain: 'veterinary clinic', patterns: ['subject-weight'],
+    goal: "Book Biscuit's rabies booster",
+    summary: "Booked Biscuit's rabies booster for 2025-09-02.",
+    evidence: [ok('tool_result', 'vet-pms', 'appointment V-3319 booked: patient Biscuit (canine), dental cleaning, 2025-09-02 14:00')],
+    expect: 'hold', claims: { "Booked Biscuit's rabies booster": 'held' },
+    why: 'a dental cleaning was booked, not the booster',
+  },
+  {
+    id: 'vt-03', domain: 'veterinary clinic', patterns: ['negative-result'],
+    goal: 'Send the lab sample for Mochi',
+    summary: "Sent Mochi's blood sample to the reference lab.",
+    evidence: [ok('delivery_result', 'courier', "pickup for Mochi's blood sample to the reference lab: missed, courier did not arrive")],
+    expect: 'hold', claims: { "Sent Mochi's blood sample": 'held' },
+    why: 'the pickup was missed',
+  },
+  {
+    id: 'vt-04', domain: 'veterinary clinic', patterns: ['value-format'],
+    goal: 'Record the weight of patient Mochi',
+    summary: 'Recorded Mochi at 4.2 kg.',
+    evidence: [ok('tool_result', 'vet-pms', 'patient Mochi weight recorded: 4200 g')],
+    expect: 'approve', claims: { 'Recorded Mochi at 4.2 kg': 'supported' },
+    why: '4200 g is 4.2 kg',
+  },
+  {
+    id: 'vt-05', domain: 'veterinary clinic', patterns: ['visible-answer'],
+    goal: 'When is Biscuit due for the next vaccine?',
+    summary: 'Looked up the vaccine schedule.',
+    visibleAnswer: "Biscuit's next vaccine is due on 2026-03-14.",
+    evidence: [ok('tool_result', 'vet-pms', 'patient Biscuit vaccine schedule: next due 2026-03-14 (DHPP)')],
+    expect: 'approve', claims: { "Biscuit's next vaccine is due": 'supported' },
+    why: 'the schedule shows that date',
+  },
+  {
+    id: 'vt-06', domain: 'veterinary clinic', patterns: ['clause-inheritance'],
+    goal: 'Refill the prescription for Biscuit and tell the owner',
+    summary: "Refilled Biscuit's carprofen prescription (RX-2201) and told the owner it is ready.",
+    evidence: [
+      ok('tool_result', 'vet-pms', 'prescription RX-2201 carprofen for Biscuit refilled, ready for pickup'),
+      ok('delivery_result', 'sms', 'told owner by text: prescription ready for pickup'),
+    ],
+    expect: 'approve', claims: { 'Refilled': 'supported', 'told the owner': 'supported' },
+    why: 'the text need not repeat the prescription id',
+  },
+  {
+    id: 'vt-07', domain: 'veterinary clinic', patterns: ['shared-detail'],
+    goal: 'Cancel appointment V-3320',
+    summary: 'Cancelled appointment V-3320.',
+    evidence: [ok('tool_result', 'vet-pms', 'appointment V-3320: confirmed by owner, reminder sent')],
+    expect: 'hold', claims: { 'Cancelled appointment V-3320': 'held' },
+    why: 'it is still confirmed',
+  },
+
+  // ── solar monitoring ──────────────────────────────────────────────
+  {
+    id: 'so-01', domain: 'solar monitoring', patterns: ['value-format'],
+    goal: 'Report yesterday\'s output of the roof array',
+    summary: 'The roof array produced 38.6 kWh yesterday.',
+    evidence: [ok('tool_result', 'inverter', 'roof array yesterday: energy produced 38.6 kWh, peak 6.1 kW')],
+    expect: 'approve', claims: { 'produced 38.6 kWh': 'supported' },
+    why: 'the inverter reports 38.6 kWh produced',
+  },
+  {
+    id: 'so-02', domain: 'solar monitoring', patterns: ['value-format', 'subject-weight'],
+    goal: 'Report yesterday\'s output of the roof array',
+    summary: 'The roof array produced 38.6 kWh yesterday.',
+    evidence: [ok('tool_result', 'inverter', 'carport array yesterday: energy produced 38.6 kWh; roof array 29.9 kWh')],
+    expect: 'hold', claims: { 'produced 38.6 kWh': 'held' },
+    why: '38.6 kWh is the carport figure; the roof made 29.9 kWh',
+  },
+  {
+    id: 'so-03', domain: 'solar monitoring', patterns: ['negative-result'],
+    goal: 'Bring string 3 back online',
+    summary: 'Brought string 3 back online.',
+    evidence: [ok('tool_result', 'inverter', 'string 3 restart issued; string 3 status: offline, no current')],
+    expect: 'hold', claims: { 'Brought string 3 back online': 'held' },
+    why: 'the string is still offline',
+  },
+  {
+    id: 'so-04', domain: 'solar monitoring', patterns: ['negative-result'],
+    goal: 'Check the panels for faults',
+    summary: 'Checked all 24 panels: no faults.',
+    evidence: [ok('runtime_observation', 'optimizers', 'panel check: 24 of 24 panels reporting, 0 faults')],
+    expect: 'approve', claims: { 'no faults': 'supported' },
+    why: 'all 24 report and zero faults',
+  },
+  {
+    id: 'so-05', domain: 'solar monitoring', patterns: ['shared-detail'],
+    goal: 'Update the inverter to 4.12',
+    summary: 'Updated the inverter software to 4.12.',
+    evidence: [ok('tool_result', 'inverter', 'inverter software 4.11 installed; update 4.12 available')],
+    expect: 'hold', claims: { 'Updated the inverter software': 'held' },
+    why: '4.12 is only available; 4.11 is installed',
+  },
+  {
+    id: 'so-06', domain: 'solar monitoring', patterns: ['fast-wording'], policy: 'fast',
+    goal: 'What does kWp mean?',
+    summary: 'kWp is the peak power a solar array produces under standard test conditions.',
+    evidence: [],
+    expect: 'approve', claims: {},
+    why: 'a trivial public answer under the fast policy',
+  },
+  {
+    id: 'so-07', domain: 'solar monitoring', patterns: ['visible-answer', 'negative-result'],
+    goal: 'Did the battery charge fully yesterday?',
+    summary: 'Checked the battery log.',
+    visibleAnswer: 'The battery charged to 100% yesterday.',
+    evidence: [ok('tool_result', 'battery', 'battery log yesterday: max state of charge 86%')],
+    expect: 'hold', claims: { 'battery charged to 100%': 'held' },
+    why: 'it peaked at 86%',
+  },
+
+  // ── course administration ─────────────────────────────────────────
+  {
+    id: 'co-01', domain: 'course administration', patterns: ['baseline'],
+    goal: 'Enrol Tomas Berg in CHEM-201',
+    summary: 'Enrolled Tomas Berg in CHEM-201 for the autumn term.',
+    evidence: [ok('tool_result', 'sis', 'student Tomas Berg enrolled in CHEM-201, autumn term 2025')],
+    expect: 'approve', claims: { 'Enrolled Tomas Berg': 'supported' },
+    why: 'the enrolment is shown',
+  },
+  {
+    id: 'co-02', domain: 'course administration', patterns: ['negative-result'],
+    goal: 'Enrol Tomas Berg in CHEM-202',
+    summary: 'Enrolled Tomas Berg in CHEM-202.',
+    evidence: [ok('tool_result', 'sis', 'enrol Tomas Berg in CHEM-202: waitlisted, section full')],
+    expect: 'hold', claims: { 'Enrolled Tomas Berg': 'held' },
+    why: 'he is waitlisted, not enrolled',
+  },
+  {
+    id: 'co-03', domain: 'course administration', patterns: ['value-format'],
+    goal: 'Publish the grades for BIO-110',
+    summary: 'Published the final grades for BIO-110: the class average is 78.4%.',
+    evidence: [ok('tool_result', 'lms', 'BIO-110 final grades published to 112 students; class average 0.784')],
+    expect: 'approve', claims: { 'Published the final grades': 'supported' },
+    why: '0.784 is 78.4%',
+  },
+  {
+    id: 'co-04', domain: 'course administration', patterns: ['subject-weight'],
+    goal: 'Publish the grades for BIO-110',
+    summary: 'Published the final grades for BIO-110.',
+    evidence: [ok('tool_result', 'lms', 'BIO-110 midterm grades published to 112 students')],
+    expect: 'hold', claims: { 'Published the final grades': 'held' },
+    why: 'the midterm grades were published, not the final',
+  },
+  {
+    id: 'co-05', domain: 'course administration', patterns: ['clause-inheritance', 'negative-result'],
+    goal: 'Move the BIO-110 exam and tell the students',
+    summary: 'Moved the BIO-110 exam to room H-204 and emailed the students.',
+    evidence: [
+      ok('tool_result', 'rooms', 'BIO-110 exam moved to room H-204'),
+      bad('delivery_result', 'mailer', 'email to BIO-110 students: rejected, list not found'),
+    ],
+    expect: 'hold', claims: { 'Moved the BIO-110 exam': 'supported', 'emailed the students': 'held' },
+    why: 'the email was rejected',
+  },
+  {
+    id: 'co-06', domain: 'course administration', patterns: ['visible-answer'],
+    goal: 'How many seats are left in CHEM-201?',
+    summary: 'Checked the section capacity.',
+    visibleAnswer: 'CHEM-201 has 3 seats left.',
+    evidence: [seen('tool_result', 'sis', 'CHEM-201 section capacity 40, enrolled 37, seats left 3')],
+    expect: 'approve', claims: { 'CHEM-201 has 3 seats left': 'supported' },
+    why: 'three seats left',
+  },
+];
