@@ -19,3 +19,5 @@ export * from './operations/ledger.js';
 export * from './operations/artifact-path.js';
 export * from './operations/artifact-schemas.js';
 export * from './operations/artifact.js';
+export * from './operations/vision.js';
+export * from './resolve-media.js';

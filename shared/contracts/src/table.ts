@@ -5,6 +5,7 @@ import { jobsGet } from './operations/jobs.js';
 import { ledgerGet, ledgerOpen, ledgerPacket, ledgerProposeCompletion, ledgerRecordEvidence, ledgerRender } from './operations/ledger.js';
 import { mediaRecent, mediaRegister, mediaResolve } from './operations/media.js';
 import { systemPing, systemStatus } from './operations/system.js';
+import { visionAnalyze, visionEvidence, visionPacket } from './operations/vision.js';
 
 /**
  * The operation table: every operation that crosses a process boundary, once.
@@ -29,6 +30,9 @@ export const OPERATIONS: readonly OperationDef[] = [
   artifactGrep,
   artifactExtractDeterministic,
   artifactExtract,
+  visionEvidence,
+  visionAnalyze,
+  visionPacket,
 ];
 
 /** Looks an operation up by name in a table (the project's by default). */
