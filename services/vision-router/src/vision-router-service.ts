@@ -1,0 +1,98 @@
+import { fileURLToPath } from 'node:url';
+import { QUEUES } from '@vouch/contracts';
+import { redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
+import { createAuxiliaryVision } from './auxiliary-vision.js';
+import type { VisionRouterEnv } from './config.js';
+import { gatewayMediaReader } from './gateway-media-store.js';
+import { createVisionMetrics, type VisionMetrics } from './metrics.js';
+import { OcrPool } from './ocr-pool.js';
+import { createVisionCommands, visionHandlers, type VisionCaller, type VisionCommands } from './vision-handlers.js';
+
+export const VISION_ROUTER_SERVICE = 'vision-router';
+export const VISION_ROUTER_VERSION = '0.1.0';
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
+
+export interface VisionRouterOverrides {
+  logger?: Logger;
+  metrics?: PlatformMetrics;
+  /** BullMQ lock settings; tests shorten them so a killed worker's job is re-run within a second or two. */
+  lockDuration?: number;
+  stalledInterval?: number;
+  beforeStore?: (caller: VisionCaller) => Promise<void>;
+}
+
+export interface RunningVisionRouter extends RunningQueueService {
+  visionMetrics: VisionMetrics;
+  commands: VisionCommands;
+  ocr: OcrPool;
+}
+
+/**
+ * Starts the vision-router: migrations, the OCR pool (started at boot, so a
+ * broken install stops the process), auxiliary vision when OLLAMA_HOST is
+ * set, one handler per vision operation, and the ops server. OCR runs in
+ * tesseract.js worker threads and decoding in libvips threads, so the event
+ * loop that renews BullMQ's locks stays free; WORKER_CONCURRENCY bounds the
+ * jobs and OCR_WORKERS the recognitions at once.
+ */
+export async function startVisionRouter(env: VisionRouterEnv, overrides: VisionRouterOverrides = {}): Promise<RunningVisionRouter> {
+  let built: { visionMetrics: VisionMetrics; commands: VisionCommands; ocr: OcrPool } | undefined;
+  let ocr: OcrPool | undefined;
+  const running = await startQueueService({
+    service: VISION_ROUTER_SERVICE,
+    version: VISION_ROUTER_VERSION,
+    queue: QUEUES.visionRouter,
+    env,
+    migrationsDir: MIGRATIONS_DIR,
+    lockDuration: overrides.lockDuration ?? env.LOCK_DURATION_MS,
+    ...(overrides.stalledInterval ? { stalledInterval: overrides.stalledInterval } : {}),
+    ...(overrides.logger ? { logger: overrides.logger } : {}),
+    ...(overrides.metrics ? { metrics: overrides.metrics } : {}),
+    onStop: async () => ocr?.close(),
+    async handlers({ pool, logger, metrics }) {
+      const visionMetrics = createVisionMetrics(metrics.registry);
+      ocr = new OcrPool({
+        size: env.OCR_WORKERS,
+        recycleAfter: env.OCR_RECYCLE_AFTER,
+        startTimeoutMs: env.OCR_WORKER_START_TIMEOUT_MS,
+        jobTimeoutMs: env.OCR_TIMEOUT_MS,
+        logger,
+        onEvent: (event) => visionMetrics.ocrWorkers.inc({ event }),
+      });
+      await ocr.warm();
+      const auxiliary = createAuxiliaryVision({
+        host: env.OLLAMA_HOST,
+        model: env.VISION_MODEL,
+        timeoutMs: env.VISION_TIMEOUT_MS,
+        logger,
+        onOutcome: (outcome) => visionMetrics.auxiliaryCalls.inc({ outcome }),
+      });
+      logger.info(
+        {
+          ocrWorkers: env.OCR_WORKERS,
+          gatewaySchema: env.GATEWAY_DB_SCHEMA,
+          auxiliaryVision: auxiliary.configured ? { host: redactUrl(env.OLLAMA_HOST ?? ''), model: env.VISION_MODEL, timeoutMs: env.VISION_TIMEOUT_MS } : 'off: OLLAMA_HOST is unset',
+        },
+        'vision stages configured',
+      );
+      const commands = createVisionCommands({
+        pool,
+        media: gatewayMediaReader(pool, env.GATEWAY_DB_SCHEMA),
+        ocr,
+        auxiliary,
+        metrics: visionMetrics,
+        maxPixels: env.VISION_MAX_PIXELS,
+        ambiguityWindowMs: env.VISION_AMBIGUITY_WINDOW_S * 1000,
+        logger,
+        ...(overrides.beforeStore ? { beforeStore: overrides.beforeStore } : {}),
+      });
+      built = { visionMetrics, commands, ocr };
+      return visionHandlers(commands);
+    },
+  }).catch(async (err: unknown) => {
+    await ocr?.close();
+    throw err;
+  });
+  if (!built) throw new Error('the vision-router started without its handlers');
+  return Object.assign(running, built);
+}

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkImage } from '../src/observe-image.js';
+import { OcrPool } from '../src/ocr-pool.js';
+import { readText } from '../src/read-text.js';
+import { renderText, type TextImage } from './render-text.js';
+
+const MAX_PIXELS = 40_000_000;
+
+/** OCR of real rendered text, read back exactly. One worker: the machine is shared. */
+describe('OCR of rendered text', () => {
+  let pool: OcrPool;
+  beforeAll(async () => {
+    pool = new OcrPool({ size: 1, recycleAfter: 3, startTimeoutMs: 30_000, jobTimeoutMs: 30_000 });
+    await pool.warm();
+  });
+  afterAll(async () => pool?.close());
+
+  const read = async (spec: TextImage) => {
+    const bytes = await renderText(spec);
+    const result = await readText(pool, await checkImage(bytes, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
+    if (!result.ok) throw new Error(result.reason);
+    return result;
+  };
+
+  it.each([
+    { font: 'sans', size: 32, text: 'INVOICE 2024-0117\nTotal $1,234.56' },
+    { font: 'serif', size: 22, text: 'Connection refused on port 5432' },
+    { font: 'mono', size: 18, text: 'export BAUD_RATE=115200' },
+  ] as const)('reads $font at $size px exactly', async (spec) => {
+    const { output, tool, confidence } = await read(spec);
+    expect(output.text).toBe(spec.text);
+    expect(output.rotatedBy).toBe(0);
+    expect(confidence).toBeGreaterThanOrEqual(80);
+    expect(tool).toMatch(/^tesseract\.js 7\.\d+\.\d+ \(eng, LSTM\)$/);
+    expect(output.lines.map((l) => l.text)).toEqual(spec.text.split('\n'));
+    expect(output.words.map((w) => w.text)).toEqual(spec.text.split(/\s+/));
+    for (const w of output.words) {
+      expect(w.confidence).toBeGreaterThan(50);
+      expect(w.box.x1).toBeGreaterThan(w.box.x0);
+      expect(w.box.y1).toBeGreaterThan(w.box.y0);
+    }
+  });
+
+  it('upscales a small image and gives boxes in the original image\'s pixels', async () => {
+    const { output } = await read({ font: 'sans', size: 14, text: 'Save changes', padding: 8 });
+    expect(output.text).toBe('Save changes');
+    expect(output.preprocessing).toContain('upscaled ×2 (Lanczos)');
+    const [save] = output.words;
+    // The rendered text starts 8 px in; boxes are reported at that scale, not the upscaled one.
+    expect(save!.box.x0).toBeGreaterThanOrEqual(6);
+    expect(save!.box.x0).toBeLessThanOrEqual(12);
+  });
+
+  it('reads an upside-down image by turning it 180° when the first reading is not confident', async () => {
+    const { output } = await read({ font: 'serif', size: 30, text: 'Backup finished at 03:15', rotate: 180 });
+    expect(output.text).toBe('Backup finished at 03:15');
+    expect(output.rotatedBy).toBe(180);
+    expect(output.preprocessing.at(-1)).toMatch(/^read again turned 180° \(confidence \d+ < 60\): kept the turned reading$/);
+  });
+
+  it('reads low-contrast grey-on-grey text', async () => {
+    const { output } = await read({ font: 'sans', size: 30, text: 'Quota exceeded', foreground: '#8a8a8a', background: '#b4b4b4' });
+    expect(output.text).toBe('Quota exceeded');
+  });
+
+  it('finds no text in a blank image, with confidence 0', async () => {
+    const sharp = (await import('sharp')).default;
+    const blank = await sharp({ create: { width: 200, height: 120, channels: 3, background: '#ffffff' } }).png().toBuffer();
+    const result = await readText(pool, await checkImage(blank, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
+    expect(result).toMatchObject({ ok: true, output: { text: '', confidence: 0, words: [] } });
+  });
+});
