@@ -49,7 +49,8 @@ export async function checkImage(bytes: Buffer, source: ImageSource, maxPixels: 
   }
   let meta: Metadata;
   try {
-    meta = await sharp(bytes, { limitInputPixels: maxPixels }).metadata();
+    // Header only: nothing is decoded yet, so the pixel limit is checked below, with the dimensions in the message.
+    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
   } catch {
     throw bad(`${name} is a ${type.mime} whose header cannot be read (corrupt or truncated): send the original file`, 'unreadable image');
   }
