@@ -71,8 +71,16 @@ const DOCUMENTED: Record<string, Record<string, string[] | null>> = {
   vouch_extractor_evidence_chars: { kind: null },
   vouch_extractor_gpu_gate: { state: ['off', 'pending', 'passed', 'failed'] },
   vouch_extractor_gpu_gate_checks_total: { outcome: ['passed', 'failed'], stage: null },
+  vouch_vision_stages_total: { kind: ['observation', 'ocr', 'auxiliary_vision'], status: ['ran', 'skipped', 'unresolved'] },
+  vouch_vision_escalations_total: { kind: ['observation', 'ocr', 'auxiliary_vision'] },
+  vouch_vision_stage_duration_seconds: { kind: ['observation', 'ocr', 'auxiliary_vision'] },
+  vouch_vision_cache_lookups_total: { result: ['hit', 'miss'] },
+  vouch_vision_ocr_confidence: {},
+  vouch_vision_auxiliary_calls_total: { outcome: ['ok', 'not_configured', 'no_vision', 'not_found', 'timeout', 'error', 'empty'] },
+  vouch_vision_ocr_worker_events_total: { event: ['started', 'recycled', 'failed', 'timed_out'] },
+  vouch_vision_resolutions_total: { resolved_by: ['reply_to', 'alias', 'latest', 'inline', 'choose_image', 'none'] },
 };
-const HISTOGRAMS = new Set(['vouch_job_duration_seconds', 'vouch_http_request_duration_seconds', 'vouch_ledger_critique_duration_seconds', 'vouch_extractor_materialized_chars', 'vouch_extractor_prompt_chars', 'vouch_extractor_evidence_chars']);
+const HISTOGRAMS = new Set(['vouch_job_duration_seconds', 'vouch_http_request_duration_seconds', 'vouch_ledger_critique_duration_seconds', 'vouch_extractor_materialized_chars', 'vouch_extractor_prompt_chars', 'vouch_extractor_evidence_chars', 'vouch_vision_stage_duration_seconds', 'vouch_vision_ocr_confidence']);
 /** Labels Prometheus attaches to every scraped series (scrape config and relabelling). */
 const TARGET_LABELS = ['job', 'instance', 'service', 'namespace', 'pod'];
 
@@ -628,6 +636,12 @@ describe('grafana', () => {
       expect(all).toMatch(/histogram_quantile\([^\n]*vouch_http_request_duration_seconds_bucket/);
       expect(all).toMatch(/vouch_nodejs_eventloop_lag_seconds/);
       expect(all).toMatch(/vouch_ledger_critiques_total/);
+    }
+    if (file === 'vouch-vision-router.json') {
+      const all = exprs.join('\n');
+      for (const name of ['vouch_vision_stages_total', 'vouch_vision_escalations_total', 'vouch_vision_stage_duration_seconds_bucket', 'vouch_vision_cache_lookups_total', 'vouch_vision_ocr_confidence_bucket', 'vouch_vision_auxiliary_calls_total']) {
+        expect(all, `a panel shows ${name}`).toContain(name);
+      }
     }
   });
 });
