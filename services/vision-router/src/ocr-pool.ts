@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import sharp from 'sharp';
 import { createWorker, OEM, PSM, type Page, type Worker } from 'tesseract.js';
 import type { Logger } from '@vouch/platform';
 
@@ -26,6 +27,16 @@ export interface OcrPoolOptions {
   logger?: Logger;
   /** Called on worker life events, for metrics. */
   onEvent?: (event: 'started' | 'recycled' | 'failed' | 'timed_out') => void;
+}
+
+let priming: Promise<Buffer> | undefined;
+/** A small image with a few dark bars, enough to run every part of a recognition once. */
+function primingImage(): Promise<Buffer> {
+  priming ??= sharp({ create: { width: 160, height: 48, channels: 3, background: '#ffffff' } })
+    .composite([10, 50, 90].map((left) => ({ input: { create: { width: 30, height: 20, channels: 3, background: '#000000' } }, left, top: 14 })))
+    .png()
+    .toBuffer();
+  return priming;
 }
 
 /** OCR could not run or finish; the OCR stage records it as unresolved. */
@@ -82,6 +93,9 @@ export class OcrPool {
     try {
       const worker = await Promise.race([creating, deadline]);
       await worker.setParameters({ tessedit_pageseg_mode: PSM.AUTO, user_defined_dpi: '300' });
+      // A worker's first recognition is several times slower than the next
+      // (WASM compiled and warmed on first use); pay it here, not in a job.
+      await Promise.race([worker.recognize(await primingImage()), deadline]);
       this.opts.onEvent?.('started');
       return worker;
     } catch (err) {
