@@ -81,7 +81,8 @@ export async function readText(pool: OcrPool, image: CheckedImage, maxPixels: nu
     let page = await pool.recognize(prepared.png);
     let rotatedBy: 0 | 180 = 0;
     const steps = [...prepared.steps];
-    if (page.confidence < OCR_MIN_CONFIDENCE) {
+    // A page with no text at all reads the same turned; only a doubtful reading is worth a second look.
+    if (page.confidence < OCR_MIN_CONFIDENCE && page.text.trim() !== '') {
       const turned = await sharp(prepared.png).rotate(180).png({ compressionLevel: 1 }).toBuffer();
       const again = await pool.recognize(turned);
       steps.push(`read again turned 180° (confidence ${Math.round(page.confidence)} < ${OCR_MIN_CONFIDENCE}): kept the ${again.confidence > page.confidence ? 'turned' : 'upright'} reading`);

@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkImage } from '../src/observe-image.js';
 import { OcrPool } from '../src/ocr-pool.js';
@@ -5,6 +7,7 @@ import { readText } from '../src/read-text.js';
 import { renderText, type TextImage } from './render-text.js';
 
 const MAX_PIXELS = 40_000_000;
+const fontFile = (name: string) => fileURLToPath(new URL(`./fixtures/fonts/${name}`, import.meta.url));
 
 /** OCR of real rendered text, read back exactly. One worker: the machine is shared. */
 describe('OCR of rendered text', () => {
@@ -63,10 +66,28 @@ describe('OCR of rendered text', () => {
     expect(output.text).toBe('Quota exceeded');
   });
 
+  it('applies EXIF orientation before reading (a phone photo stored sideways)', async () => {
+    const upright = await renderText({ font: 'sans', size: 28, text: 'Gate B12 closes 10:45' });
+    // Stored turned 90° counter-clockwise, with EXIF 6 saying "turn 90° clockwise to view".
+    const sideways = await sharp(await sharp(upright).rotate(-90).toBuffer()).withMetadata({ orientation: 6 }).jpeg({ quality: 95 }).toBuffer();
+    const result = await readText(pool, await checkImage(sideways, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
+    expect(result).toMatchObject({ ok: true, output: { text: 'Gate B12 closes 10:45', rotatedBy: 0 } });
+  });
+
+  it('flattens transparent images onto white before reading (dark text on a transparent background)', async () => {
+    const glyphs = await sharp({ text: { text: '<span foreground="#000000">Retry in 30 seconds</span>', font: 'DejaVu Sans 28px', fontfile: fontFile('DejaVuSans.ttf'), rgba: true, dpi: 72 } })
+      .extend({ top: 20, bottom: 20, left: 20, right: 20, background: { r: 0, g: 0, b: 0, alpha: 0 } })
+      .png()
+      .toBuffer();
+    expect((await sharp(glyphs).metadata()).hasAlpha).toBe(true);
+    const result = await readText(pool, await checkImage(glyphs, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
+    expect(result).toMatchObject({ ok: true, output: { text: 'Retry in 30 seconds', preprocessing: expect.arrayContaining(['flattened onto white']) } });
+  });
+
   it('finds no text in a blank image, with confidence 0', async () => {
-    const sharp = (await import('sharp')).default;
     const blank = await sharp({ create: { width: 200, height: 120, channels: 3, background: '#ffffff' } }).png().toBuffer();
     const result = await readText(pool, await checkImage(blank, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
-    expect(result).toMatchObject({ ok: true, output: { text: '', confidence: 0, words: [] } });
+    expect(result).toMatchObject({ ok: true, output: { text: '', confidence: 0, words: [], rotatedBy: 0 } });
+    if (result.ok) expect(result.output.preprocessing.some((step) => step.startsWith('read again'))).toBe(false);
   });
 });
