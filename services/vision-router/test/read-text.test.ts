@@ -84,6 +84,19 @@ describe('OCR of rendered text', () => {
     expect(result).toMatchObject({ ok: true, output: { text: 'Retry in 30 seconds', preprocessing: expect.arrayContaining(['flattened onto white']) } });
   });
 
+  it('reads in a worker thread: the event loop (which renews BullMQ locks) keeps turning during a recognition', async () => {
+    const page = await renderText({ font: 'serif', size: 20, text: Array.from({ length: 12 }, (_, i) => `Line ${i + 1}: the quick brown fox jumps over the lazy dog`).join('\n') });
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const reading = pool.recognize(page);
+    const ticksAtStart = ticks;
+    const result = await reading;
+    clearInterval(timer);
+    expect(result.text).toContain('Line 12: the quick brown fox');
+    // A recognition on the main thread would block every timer until it returned.
+    expect(ticks - ticksAtStart).toBeGreaterThan(2);
+  });
+
   it('finds no text in a blank image, with confidence 0', async () => {
     const blank = await sharp({ create: { width: 200, height: 120, channels: 3, background: '#ffffff' } }).png().toBuffer();
     const result = await readText(pool, await checkImage(blank, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
