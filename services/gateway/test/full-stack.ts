@@ -7,6 +7,7 @@
  */
 import { startGatedExtractorUnderTest } from '../../extractor/test/extractor-test-env.js';
 import { startLedgerServiceUnderTest } from '../../ledger-critic/test/ledger-test-env.js';
+import { startVisionServiceUnderTest } from '../../vision-router/test/vision-test-env.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 
 /** What a service starter gets: the shared prefix, and the gateway's schema (the vision-router reads its media tables). */
@@ -23,6 +24,7 @@ export const SERVICE_STARTERS: Record<string, ServiceStarter> = {
   'ledger-critic': (label, ctx) => startLedgerServiceUnderTest(label, {}, { prefix: ctx.prefix }),
   // Serves both extractor queues: extractor-gpu behind its gate (fake nvidia-smi, Ollama test server).
   extractor: (label, ctx) => startGatedExtractorUnderTest(label, { prefix: ctx.prefix }),
+  'vision-router': (label, ctx) => startVisionServiceUnderTest(label, { prefix: ctx.prefix, schema: ctx.gatewaySchema }),
 };
 
 export interface FullStack {
