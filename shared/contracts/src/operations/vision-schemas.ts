@@ -20,8 +20,13 @@ export type VisionStageKind = z.infer<typeof VisionStageKindSchema>;
 /** The bounds of the image handed back for a caller's own vision-capable model. */
 export const NATIVE_IMAGE_LIMITS = { maxBytes: 256 * 1024, maxLongSide: 1568 } as const;
 
-/** Largest image vision.evidence takes inline; larger ones go through media.register and an alias, so Redis never carries them. */
-export const VISION_INLINE_MAX_BYTES = 2 * 1024 * 1024;
+/**
+ * Largest image vision.evidence takes inline. An inline image rides in the
+ * job's data, which Redis keeps as long as the job (a day; a failed one a
+ * week) under noeviction, a budget every tenant shares: larger images go
+ * through media.register (stored once, in Postgres) and an alias.
+ */
+export const VISION_INLINE_MAX_BYTES = 1024 * 1024;
 const VISION_INLINE_MAX_BASE64_CHARS = Math.ceil(VISION_INLINE_MAX_BYTES / 3) * 4;
 
 export const VISION_PROMPT_MAX_CHARS = 2000;
