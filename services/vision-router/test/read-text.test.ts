@@ -10,12 +10,12 @@ const MAX_PIXELS = 40_000_000;
 const fontFile = (name: string) => fileURLToPath(new URL(`./fixtures/fonts/${name}`, import.meta.url));
 
 /** OCR of real rendered text, read back exactly. One worker: the machine is shared. */
-describe('OCR of rendered text', () => {
+describe('OCR of rendered text', { timeout: 120_000 }, () => {
   let pool: OcrPool;
   beforeAll(async () => {
     pool = new OcrPool({ size: 1, recycleAfter: 3, startTimeoutMs: 30_000, jobTimeoutMs: 30_000 });
     await pool.warm();
-  });
+  }, 120_000);
   afterAll(async () => pool?.close());
 
   const read = async (spec: TextImage) => {

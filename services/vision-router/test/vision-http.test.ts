@@ -15,7 +15,8 @@ type Json = any;
 const MODEL = 'llava:7b';
 const SCENE_ANSWER = 'Two people stand beside a red kiosk under a clear sky; one points at the screen.';
 
-describe('vision through the real gateway', () => {
+// Each test runs OCR through the whole stack; a busy 2-core machine makes that seconds.
+describe('vision through the real gateway', { timeout: 120_000 }, () => {
   let gw: GatewayUnderTest;
   let svc: VisionServiceUnderTest;
   let ollama: OllamaTestServer;
@@ -35,7 +36,7 @@ describe('vision through the real gateway', () => {
     otherTenant = await gw.createKey('globex');
     errorDialog = await renderText({ text: 'Error 507: disk full on /var/lib/data', size: 26 });
     photo = await makePhoto();
-  });
+  }, 180_000);
   afterAll(async () => {
     await svc?.stop();
     await ollama?.close();

@@ -10,7 +10,8 @@ import { renderText } from './render-text.js';
 const SERVICE = fileURLToPath(new URL('./fixtures/vision-router-process.ts', import.meta.url));
 const TEXT = 'Deploy failed: exit code 137';
 
-describe('a vision-router worker killed mid-job', () => {
+// Two real processes start per test (tsx, migrations, OCR warm-up): seconds each on a busy machine.
+describe('a vision-router worker killed mid-job', { timeout: 180_000 }, () => {
   let prefix: Awaited<ReturnType<typeof useTestPrefix>>;
   let schema: Awaited<ReturnType<typeof useTestSchema>>;
   let queue: Queue<JobEnvelope>;
