@@ -252,6 +252,29 @@ describe('vision through the real gateway', { timeout: 120_000 }, () => {
     expect(notImage.body).toMatchObject({ state: 'failed', attemptsMade: 1, error: { code: 'UNSUPPORTED_MEDIA_TYPE' } });
   });
 
+  it('gives every packet its stage provenance: kind, reason, status, timing and tool of each stage, and how the image was found', () => {
+    const packets = bodies
+      .flatMap((b) => {
+        const parsed = JSON.parse(b) as Json;
+        return [parsed?.packet, parsed?.result?.packetId ? parsed.result : undefined, parsed?.packetId ? parsed : undefined];
+      })
+      .filter(Boolean);
+    expect(packets.length).toBeGreaterThan(10);
+    for (const packet of packets) {
+      expect(packet.stages.map((s: Json) => s.kind)).toEqual(['observation', 'ocr', 'auxiliary_vision']);
+      for (const s of packet.stages) {
+        expect(s.reason.length).toBeGreaterThan(5);
+        expect(['ran', 'skipped', 'unresolved']).toContain(s.status);
+        expect(s.durationMs).toBeGreaterThanOrEqual(0);
+        if (s.status === 'ran') expect(s.tool).toMatch(/^(sharp|tesseract\.js|ollama:)/);
+        else expect(s.note).toBeTruthy();
+      }
+      expect(packet.plan.stages.every((s: Json) => s.reason)).toBe(true);
+      expect(['reply_to', 'alias', 'latest', 'inline']).toContain(packet.media.resolvedBy);
+      expect(packet.media.kind).toBe('image');
+    }
+  });
+
   it('never puts a path, hash, storage schema or host in an answer', () => {
     const all = bodies.join('\n');
     expect(all).not.toContain(OCR_LANG_PATH);
