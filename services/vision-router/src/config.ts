@@ -38,6 +38,8 @@ export const visionRouterEnvSchema = commonEnvSchema.extend({
   VISION_MODEL: z.string().trim().min(1, 'must name an Ollama vision model, e.g. moondream').default('moondream'),
   /** ollama-js has no timeout of its own; past this the auxiliary stage is unresolved. */
   VISION_TIMEOUT_MS: int(100, 600_000, 'VISION_TIMEOUT_MS').default(60_000),
+  /** Packets and cached evidence are kept this long (pruned at start); at least 8 days, so a re-run of any job BullMQ still holds finds its packet. */
+  VISION_RETENTION_DAYS: int(8, 3650, 'VISION_RETENTION_DAYS').default(30),
   /**
    * BullMQ lock lifetime; it renews at half of it. OCR and decoding run off
    * the event loop (tesseract.js worker threads, libvips threads), so the

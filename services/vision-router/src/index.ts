@@ -21,4 +21,4 @@ export { OCR_LANG_PATH, OCR_TOOL, OcrPool, OcrUnavailable, type OcrPoolOptions }
 export { readText } from './read-text.js';
 export { createAuxiliaryVision, type AuxiliaryOutcome, type AuxiliaryVision, type AuxiliaryVisionOptions } from './auxiliary-vision.js';
 export { createVisionMetrics, type VisionMetrics } from './metrics.js';
-export { cacheEvidence, cachedEvidence, countPackets, packetById, packetByJob, packetIdFor, savePacket } from './packet-store.js';
+export { cacheEvidence, cachedEvidence, countPackets, pruneOldEvidence, packetById, packetByJob, packetIdFor, savePacket } from './packet-store.js';

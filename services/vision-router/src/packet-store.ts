@@ -51,6 +51,17 @@ export async function cacheEvidence(db: Queryable, entry: { tenant: string; cont
   );
 }
 
+/**
+ * Forgets packets and cached evidence older than `days`. A packet must
+ * outlive every re-run BullMQ could still make of its job (failed jobs are
+ * kept a week), so the retention is at least 8 days.
+ */
+export async function pruneOldEvidence(db: Queryable, days: number): Promise<{ packets: number; cached: number }> {
+  const packets = await db.query(`DELETE FROM vision_packets WHERE created_at < now() - make_interval(days => $1)`, [days]);
+  const cached = await db.query(`DELETE FROM vision_evidence_cache WHERE created_at < now() - make_interval(days => $1)`, [days]);
+  return { packets: packets.rowCount ?? 0, cached: cached.rowCount ?? 0 };
+}
+
 /** Rows in the two tables for a tenant, for tests and the exactly-once check. */
 export async function countPackets(db: Queryable, tenant: string): Promise<number> {
   const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM vision_packets WHERE tenant = $1`, [tenant]);

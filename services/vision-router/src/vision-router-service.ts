@@ -6,6 +6,7 @@ import type { VisionRouterEnv } from './config.js';
 import { gatewayMediaReader } from './gateway-media-store.js';
 import { createVisionMetrics, type VisionMetrics } from './metrics.js';
 import { OcrPool } from './ocr-pool.js';
+import { pruneOldEvidence } from './packet-store.js';
 import { createVisionCommands, visionHandlers, type VisionCaller, type VisionCommands } from './vision-handlers.js';
 
 export const VISION_ROUTER_SERVICE = 'vision-router';
@@ -50,6 +51,8 @@ export async function startVisionRouter(env: VisionRouterEnv, overrides: VisionR
     ...(overrides.metrics ? { metrics: overrides.metrics } : {}),
     onStop: async () => ocr?.close(),
     async handlers({ pool, logger, metrics }) {
+      const pruned = await pruneOldEvidence(pool, env.VISION_RETENTION_DAYS);
+      if (pruned.packets || pruned.cached) logger.info({ ...pruned, retentionDays: env.VISION_RETENTION_DAYS }, 'forgot old evidence packets');
       const visionMetrics = createVisionMetrics(metrics.registry);
       ocr = new OcrPool({
         size: env.OCR_WORKERS,
