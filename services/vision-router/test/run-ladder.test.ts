@@ -94,3 +94,14 @@ describe('choosing among recent images', () => {
     expect(competingImages([], 120_000)).toEqual([]);
   });
 });
+
+describe('line height estimate', () => {
+  it('finds the median height of the inked bands, ignoring thin rules', async () => {
+    const { estimateLineHeight } = await import('../src/domain/line-height.js');
+    const width = 20;
+    const rows = [0, 0, ...Array(10).fill(1), 0, 0, ...Array(12).fill(1), 0, 1, 0, ...Array(11).fill(1), 0];
+    const pixels = new Uint8Array(rows.flatMap((ink) => Array(width).fill(0).map((_, x) => (ink && x > 4 && x < 9 ? 0 : 255))));
+    expect(estimateLineHeight(pixels, width, rows.length)).toBe(11);
+    expect(estimateLineHeight(new Uint8Array(400).fill(255), 20, 20)).toBeUndefined();
+  });
+});
