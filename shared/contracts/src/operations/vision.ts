@@ -42,6 +42,9 @@ export const visionAnalyze = defineOperation({
   output: VisionAnalyzeOutputSchema,
   agentFacing: true,
   example: { surface: 'telegram', chatKey: 'chat-42', prompt: 'What text is in this image?', replyToMessageId: '7' },
+  errors: {
+    404: 'The chat has no image, or none under the alias named: the detail says what to send on that surface, and `details.recentAliases` lists the chat\'s images.',
+  },
   // OCR and auxiliary vision take seconds; past this the gateway answers 504 with the job id to poll.
   timeoutMs: 120_000,
   retry: { attempts: 3, backoffMs: 2_000 },
