@@ -176,7 +176,11 @@ async function main(): Promise<void> {
       console.log(`  native tesseract CLI, one process for all images (model loaded once):    ${fmt(median(batchCli))}`);
       const best = Math.max(median(parallelCli), median(serialCli), median(batchCli));
       const ratio = median(service) / best;
-      console.log(`  ratio service / best CLI: ${fmt(ratio)}× (target ≥ 0.80×: ${ratio >= 0.8 ? 'met' : 'NOT met'})`);
+      // The machine is shared: a round's service and CLI figures are measured minutes apart at most, so their ratio is steadier than the ratio of medians.
+      const perRound = median(service.map((x, i) => x / Math.max(parallelCli[i]!, serialCli[i]!, batchCli[i]!)));
+      const perImageCli = median(service.map((x, i) => x / Math.max(parallelCli[i]!, serialCli[i]!)));
+      console.log(`  ratio service / best CLI: ${fmt(ratio)}× of medians, ${fmt(perRound)}× median of per-round ratios (target ≥ 0.80×: ${perRound >= 0.8 ? 'met' : 'NOT met'})`);
+      console.log(`  ratio service / CLI run once per image (as a service would call it): ${fmt(perImageCli)}× median of per-round ratios`);
     } else {
       console.log('  native tesseract CLI: MISSING, no baseline and no ratio (apt-get install -y tesseract-ocr)');
     }
