@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { ERROR_CODES, HTTP_STATUS_BY_CODE, VouchError, type ErrorBody, type ErrorCode } from '@vouch/contracts';
+import { classifyFailure, isRetryableFailure } from '@vouch/platform';
 
 const TITLES: Record<ErrorCode, string> = {
   BAD_INPUT: 'Invalid request',
@@ -41,18 +42,16 @@ export function problemFromBody(body: ErrorBody, extra: { instance?: string; req
   };
 }
 
-/** Connection failures of Redis or Postgres, which the caller should retry after a while. */
-function isOutage(err: unknown): boolean {
-  const e = err as { code?: string; message?: string } | undefined;
-  if (!e) return false;
-  if (e.code && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '08001', '08006'].includes(e.code)) return true;
-  return /enableOfflineQueue|Connection is closed|Stream isn't writeable|timeout exceeded when trying to connect|Connection terminated/i.test(e.message ?? '');
-}
-
-/** The error body for anything thrown while serving a request. */
+/**
+ * The error body for anything thrown while serving a request. Only typed
+ * errors keep their message (it was written for the caller); an outage or
+ * contention in Redis or Postgres is a 503 to retry, the rest a generic 500.
+ * Neither names an address, a key or the driver's words: the log has those,
+ * under the request id the answer carries.
+ */
 export function errorBodyOf(err: unknown): ErrorBody {
   if (err instanceof VouchError) return err.toBody();
-  if (isOutage(err)) return { code: ERROR_CODES.dependencyUnavailable, message: 'a backing store (Redis or Postgres) is unavailable: retry in a few seconds' };
+  if (isRetryableFailure(classifyFailure(err))) return { code: ERROR_CODES.dependencyUnavailable, message: 'a backing store (Redis or Postgres) is unavailable: retry in a few seconds' };
   return { code: ERROR_CODES.internal, message: 'internal error: the request id in this answer finds it in the logs' };
 }
 

@@ -139,7 +139,17 @@ export function encodeJobError(error: ErrorBody): string {
   return `${JOB_ERROR_MARK}${JSON.stringify(error)}`;
 }
 
-/** Reads a failedReason back; a reason not written by encodeJobError becomes INTERNAL. */
+/**
+ * Reasons BullMQ itself writes, which hold nothing internal and tell the
+ * caller what happened (the job's worker died mid-job too often).
+ */
+const BULLMQ_REASONS = new Set(['job stalled more than allowable limit', 'job started more than allowable limit']);
+
+/**
+ * Reads a failedReason back. A reason not written by encodeJobError becomes
+ * INTERNAL with a generic message: it may hold a driver message or an address,
+ * which never reach an answer.
+ */
 export function decodeJobError(failedReason: string | undefined): ErrorBody {
   if (failedReason?.startsWith(JOB_ERROR_MARK)) {
     try {
@@ -149,7 +159,9 @@ export function decodeJobError(failedReason: string | undefined): ErrorBody {
       // fall through: a corrupt mark is reported as an internal failure
     }
   }
-  return { code: ERROR_CODES.internal, message: failedReason || 'the job failed without a reason' };
+  if (!failedReason) return { code: ERROR_CODES.internal, message: 'the job failed without a reason' };
+  if (BULLMQ_REASONS.has(failedReason)) return { code: ERROR_CODES.internal, message: failedReason };
+  return { code: ERROR_CODES.internal, message: 'the job failed inside its service: the service logs hold the reason under the job id' };
 }
 
 const HTTP_STATUS_BY_CODE_KEYS: Record<string, true> = Object.fromEntries(Object.keys(HTTP_STATUS_BY_CODE).map((k) => [k, true]));

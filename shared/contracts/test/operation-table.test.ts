@@ -91,8 +91,11 @@ describe('job errors', () => {
     const body = { code: 'BAD_INPUT' as const, message: 'runId: required', fields: [{ path: 'input.runId', message: 'required' }] };
     expect(decodeJobError(encodeJobError(body))).toEqual(body);
   });
-  it('read a foreign reason as an internal error', () => {
+  it('read a foreign reason as an internal error, keeping only BullMQ\'s own reasons', () => {
     expect(decodeJobError('job stalled more than allowable limit')).toEqual({ code: 'INTERNAL', message: 'job stalled more than allowable limit' });
+    // Whatever else reached the failed reason (a driver message, an address) stays in the service's logs.
+    expect(decodeJobError('connect ECONNREFUSED 10.0.0.7:5432')).toEqual({ code: 'INTERNAL', message: 'the job failed inside its service: the service logs hold the reason under the job id' });
+    expect(decodeJobError(undefined)).toEqual({ code: 'INTERNAL', message: 'the job failed without a reason' });
     expect(decodeJobError('vouch-error:{"code":"NOPE"}')).toMatchObject({ code: 'INTERNAL' });
   });
 });

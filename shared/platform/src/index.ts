@@ -10,6 +10,7 @@ export * from './redis.js';
 export * from './postgres.js';
 export * from './metrics.js';
 export * from './handlers.js';
+export * from './failure-kind.js';
 export * from './worker.js';
 export * from './worker-presence.js';
 export * from './health.js';

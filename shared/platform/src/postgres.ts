@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import pg from 'pg';
 import { runner } from 'node-pg-migrate';
+import { classifyFailure } from './failure-kind.js';
 import type { Logger } from './logger.js';
 
 export type Pool = pg.Pool;
@@ -15,18 +16,38 @@ function assertIdentifier(schema: string): void {
   if (!IDENTIFIER.test(schema)) throw new Error(`invalid Postgres schema name ${JSON.stringify(schema)}: use lowercase letters, digits and _`);
 }
 
+/** How long a connection may take to open (TCP, TLS, start-up and auth) unless the caller says otherwise. */
+export const DEFAULT_PG_CONNECT_TIMEOUT_MS = 5_000;
+
+export interface PoolOptions {
+  url: string;
+  schema: string;
+  max?: number;
+  applicationName?: string;
+  /** Bound on opening a connection; a server that accepts and never answers fails after it. Default 5 s. */
+  connectTimeoutMs?: number;
+  /**
+   * Server-side statement_timeout (0 or unset: none). A client-side read
+   * timeout 5 s above it covers a server that stopped answering altogether;
+   * pool.query then discards the connection instead of reusing it.
+   */
+  statementTimeoutMs?: number;
+}
+
 /**
  * A pool whose connections resolve unqualified names in the service's own
  * schema: each service writes only its schema (docs/architecture.md, "Data").
  */
-export function createPool(opts: { url: string; schema: string; max?: number; applicationName?: string }): pg.Pool {
+export function createPool(opts: PoolOptions): pg.Pool {
   assertIdentifier(opts.schema);
+  const statementTimeout = opts.statementTimeoutMs ?? 0;
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.max ?? 10,
     options: `-c search_path=${opts.schema}`,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? DEFAULT_PG_CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
+    ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, query_timeout: statementTimeout + 5_000 } : {}),
     ...(opts.applicationName ? { application_name: opts.applicationName } : {}),
   });
   // An idle client that loses its server emits 'error' on the pool; without a
@@ -42,19 +63,26 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
+    client.release();
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
+    // A connection that failed mid-transaction is discarded, not handed to the next caller.
+    const broken = classifyFailure(err) === 'outage';
+    if (!broken) await client.query('ROLLBACK').catch(() => {});
+    client.release(broken ? toError(err) : undefined);
     throw err;
-  } finally {
-    client.release();
   }
 }
 
-/** Whether Postgres answers within the pool's connection timeout. */
-export async function pingPostgres(pool: pg.Pool): Promise<boolean> {
+function toError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/** Whether Postgres answers within the pool's connection timeout and then `timeoutMs`, so a hung server never hangs a probe. */
+export async function pingPostgres(pool: pg.Pool, timeoutMs = 2_000): Promise<boolean> {
   try {
-    await pool.query('SELECT 1');
+    // node-postgres reads a per-query query_timeout; its types leave it out.
+    await pool.query({ text: 'SELECT 1', query_timeout: timeoutMs } as pg.QueryConfig);
     return true;
   } catch {
     return false;

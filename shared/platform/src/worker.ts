@@ -13,6 +13,7 @@ import {
   type OperationDef,
   type PingResult,
 } from '@vouch/contracts';
+import { classifyFailure, type FailureKind } from './failure-kind.js';
 import { assertHandlersComplete, type OperationHandler } from './handlers.js';
 import type { Logger } from './logger.js';
 import type { PlatformMetrics } from './metrics.js';
@@ -64,20 +65,60 @@ function badInput(op: OperationDef, issues: ReadonlyArray<{ path: ReadonlyArray<
   return { code: ERROR_CODES.badInput, message: `${op.name}: invalid input: ${describeFieldIssues(fields)}`, fields };
 }
 
+/** What a job's failure looks like to BullMQ and to the caller, and how it was logged. */
+interface JobFailure {
+  error: Error;
+  retry: boolean;
+  kind: FailureKind | 'typed';
+}
+
+/** The one message a caller gets for a failure inside a service: the details stay in that service's logs. */
+export function internalErrorMessage(service: string, ids: { requestId?: string | undefined; jobId?: string | undefined }): string {
+  return ids.requestId ? `internal error in ${service}: see the logs under request id ${ids.requestId}` : `internal error in ${service}: see the logs under job id ${ids.jobId ?? '(unknown)'}`;
+}
+
+/** The one message a caller gets for an outage of a service's dependency: no address, no driver text. */
+export function dependencyErrorMessage(service: string): string {
+  return `a dependency of ${service} is unavailable: retry in a few seconds`;
+}
+
 /**
- * Turns a handler failure into what BullMQ understands. Typed non-retryable
- * errors (bad input, not found, conflict) become UnrecoverableError so BullMQ
- * fails the job at once; everything else is retried with the job's backoff,
- * because an unknown error is most often a dependency blip.
+ * Turns a handler failure into what BullMQ understands, at one place for every
+ * service (DESIGN.md, typed job errors steer the state machine):
+ *
+ * - typed errors keep their code and message (they were written for the
+ *   caller); bad input, not found and conflict are never retried;
+ * - a dependency outage becomes a retryable DEPENDENCY_UNAVAILABLE (503 at the
+ *   gateway). In an rpc operation it is not retried: the caller is waiting and
+ *   is told to retry (Retry-After), so retrying here would only hold the
+ *   answer for the backoff, and an attempt that succeeded after the gateway
+ *   answered 503 would apply a write the caller was told failed;
+ * - contention (serialization failure, deadlock) is retried in both modes;
+ * - a permanent error (Postgres data, integrity or syntax error, a
+ *   programming error) fails at once as INTERNAL;
+ * - an unknown error is retried, because an unrecognised error is most often
+ *   a dependency blip from a library we have not classified, and handlers are
+ *   idempotent; once its attempts are spent the caller gets INTERNAL.
+ *
+ * Only typed messages reach the caller; everything else is logged in full and
+ * answered with a generic message naming the request id.
  */
-function toBullError(err: unknown): Error {
+function toJobFailure(err: unknown, ctx: { service: string; op: OperationDef; jobId: string | undefined; requestId: string | undefined }): JobFailure {
+  const rpc = ctx.op.mode === 'rpc';
+  if (err instanceof UnrecoverableError) return { error: err, retry: false, kind: 'typed' };
   if (err instanceof VouchError) {
     const encoded = encodeJobError(err.toBody());
-    return err.retryable ? new Error(encoded) : new UnrecoverableError(encoded);
+    const retry = err.retryable && !(rpc && err.code === ERROR_CODES.dependencyUnavailable);
+    return { error: retry ? new Error(encoded) : new UnrecoverableError(encoded), retry, kind: 'typed' };
   }
-  if (err instanceof UnrecoverableError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  return new Error(encodeJobError({ code: ERROR_CODES.internal, message }));
+  const kind = classifyFailure(err);
+  if (kind === 'outage' || kind === 'contention') {
+    const encoded = encodeJobError({ code: ERROR_CODES.dependencyUnavailable, message: dependencyErrorMessage(ctx.service) });
+    const retry = !(rpc && kind === 'outage');
+    return { error: retry ? new Error(encoded) : new UnrecoverableError(encoded), retry, kind };
+  }
+  const encoded = encodeJobError({ code: ERROR_CODES.internal, message: internalErrorMessage(ctx.service, ctx) });
+  return kind === 'permanent' ? { error: new UnrecoverableError(encoded), retry: false, kind } : { error: new Error(encoded), retry: true, kind };
 }
 
 /**
@@ -122,16 +163,18 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
     try {
       output = await handler.handle(parsed.data, { tenant: envelope.tenant, requestId: envelope.requestId, job, logger: jobLogger });
     } catch (err) {
-      const bullError = toBullError(err);
-      jobLogger.warn({ err, retry: !(bullError instanceof UnrecoverableError) }, 'handler failed');
-      throw bullError;
+      const failure = toJobFailure(err, { service: opts.service, op, jobId: job.id, requestId: envelope.requestId });
+      // The full error stays here, under the job and request id the caller's answer names.
+      const level = failure.kind === 'permanent' || failure.kind === 'unknown' ? 'error' : 'warn';
+      jobLogger[level]({ err, failure: failure.kind, retry: failure.retry }, 'handler failed');
+      throw failure.error;
     }
     const checked = op.output.safeParse(output);
     if (!checked.success) {
       // A handler that breaks its own contract is a bug; retrying will not fix it.
-      const message = `${op.name}: handler returned output that breaks the contract: ${describeFieldIssues(fieldIssuesFromZod(checked.error.issues, 'output'))}`;
-      jobLogger.error(message);
-      throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message }));
+      const issues = describeFieldIssues(fieldIssuesFromZod(checked.error.issues, 'output'));
+      jobLogger.error({ issues }, `${op.name}: handler returned output that breaks the contract`);
+      throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message: internalErrorMessage(opts.service, { requestId: envelope.requestId, jobId: job.id }) }));
     }
     const bytes = Buffer.byteLength(JSON.stringify(checked.data) ?? '');
     if (bytes > maxResultBytes) {

@@ -56,3 +56,6 @@ export type { ImageColor, ImageSpec } from './images.js';
 
 export { eventually, spawnTsProcess } from './child-process.js';
 export type { TsProcess } from './child-process.js';
+
+export { closedPort, startSilentServer, startTcpProxy } from './tcp-faults.js';
+export type { SilentServer, TcpProxy } from './tcp-faults.js';
