@@ -12,6 +12,7 @@ import { operationRoute } from './operation-route.js';
 import { DASHBOARD_PATH, queueDashboard } from './queue-dashboard.js';
 import { errorBodyOf, problemFromBody, sendProblem } from './problem.js';
 import type { QueueHub } from './queue-hub.js';
+import { undecodablePathParams } from './request-text.js';
 
 export interface AppDeps {
   pool: Pool;
@@ -150,7 +151,11 @@ export function createApp(deps: AppDeps): express.Express {
     if (e?.type === 'entity.too.large') body = { code: ERROR_CODES.payloadTooLarge, message: `the request body is larger than ${deps.bodyLimitBytes} bytes: send a smaller image or payload` };
     else if (e?.type === 'entity.parse.failed') body = { code: ERROR_CODES.badInput, message: `the body is not valid JSON (${e.message}): send a JSON object`, fields: [{ path: '(body)', message: 'malformed JSON' }] };
     else if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') body = { code: ERROR_CODES.unsupportedMediaType, message: `${e.message}: send UTF-8 JSON` };
-    else if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) body = { code: ERROR_CODES.badInput, message: e.message ?? 'bad request' };
+    else if (e?.status === 400 && /^Failed to decode param/.test(e.message ?? '')) {
+      // The router refuses a path parameter that is not UTF-8 before any route runs, without its name.
+      const fields = undecodablePathParams(operations, req.method, req.path);
+      body = { code: ERROR_CODES.badInput, message: `the path holds text that is not valid percent-encoded UTF-8${fields.length ? ` (${fields.map((f) => f.path).join(', ')})` : ''}: encode it as UTF-8`, fields: fields.length ? fields : [{ path: '(path)', message: 'not valid percent-encoded UTF-8' }] };
+    } else if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) body = { code: ERROR_CODES.badInput, message: e.message ?? 'bad request' };
     if (body.code === ERROR_CODES.internal) deps.logger.error({ err, url: req.originalUrl }, 'unhandled error');
     if (res.headersSent) return;
     sendProblem(res, problemFromBody(body, { instance: req.originalUrl, requestId: res.locals.requestId as string }));

@@ -14,6 +14,7 @@ import type { GatewayHandler } from './gateway-handler.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash, type IdempotencyClaim } from './idempotency.js';
 import { describeJob } from './jobs-operation.js';
 import { errorBodyOf, problemFromBody, sendProblem } from './problem.js';
+import { badKeyIssues, parseQueryStrict } from './request-text.js';
 import { bullJobId, publicJobId, queueFor, type QueueHub } from './queue-hub.js';
 
 /** Default wait for an rpc operation served by a queue, when the operation names none. */
@@ -46,8 +47,16 @@ function rawInput(op: OperationDef, req: Request): Record<string, unknown> {
     if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
       throw new BadInputError('the JSON body must be an object holding the operation\'s fields', [{ path: '(root)', message: 'expected an object' }]);
     }
+    const badKeys = badKeyIssues(req.body);
+    if (badKeys.length) throw new BadInputError(`invalid ${op.name} request: ${describeFieldIssues(badKeys)}`, badKeys);
   }
-  return { ...(fromBody ? (req.body as Record<string, unknown>) : { ...req.query }), ...req.params };
+  return { ...(fromBody ? (req.body as Record<string, unknown>) : queryOf(req)), ...req.params };
+}
+
+/** The query, decoded strictly: a value that is not UTF-8 is refused naming it, never turned into U+FFFD. */
+function queryOf(req: Request): Record<string, unknown> {
+  const at = req.originalUrl.indexOf('?');
+  return { ...parseQueryStrict(at === -1 ? '' : req.originalUrl.slice(at + 1)) };
 }
 
 /** Validates the input against the operation's schema; a failure names every field. */

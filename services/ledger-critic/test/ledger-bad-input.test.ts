@@ -96,9 +96,9 @@ describe('bad input gets a clear 4xx and changes nothing', () => {
         path: 'items',
         message: 'at most 500 evidence items per call: send the rest in another ledger.recordEvidence call',
       });
-      expect(parse(ledgerRecordEvidence.input, { runId: 'r-1', items: [{ kind: 'tool_result', summary: 'x', output: 'big' }] })[0]?.path).toBe('items.0');
+      expect(parse(ledgerRecordEvidence.input, { runId: 'r-1', items: [{ kind: 'tool_result', summary: 'x', output: 'big' }] })[0]?.path).toBe('items.0.output');
       expect(parse(ledgerOpen.input, { runId: 'has space', goal: 'g' })[0]).toEqual({ path: 'runId', message: 'runId must be printable ASCII with no spaces (the id your agent run already uses)' });
-      expect(parse(ledgerOpen.input, { runId: 'r-1', goal: 'g', tenant: 'other' })[0]?.path).toBe('(root)');
+      expect(parse(ledgerOpen.input, { runId: 'r-1', goal: 'g', tenant: 'other' })[0]?.path).toBe('tenant');
       expect(parse(ledgerProposeCompletion.input, { runId: 'r-1', summary: ' ' })[0]).toEqual({ path: 'summary', message: 'summary must say what was done: the task-complete summary' });
     });
 

@@ -115,12 +115,21 @@ export class DependencyError extends VouchError {
   }
 }
 
-/** Converts zod issues into field issues with dotted paths. */
-export function fieldIssuesFromZod(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>, prefix = ''): FieldIssue[] {
-  return issues.map((issue) => {
-    const path = issue.path.map(String).join('.');
-    return { path: prefix && path ? `${prefix}.${path}` : prefix || path || '(root)', message: issue.message };
-  });
+/**
+ * Converts zod issues into field issues with dotted paths. An unknown key is
+ * reported at its own path (zod reports them all at the parent object), so
+ * the answer names the field to remove.
+ */
+export function fieldIssuesFromZod(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string; keys?: readonly string[] }>, prefix = ''): FieldIssue[] {
+  const dotted = (path: ReadonlyArray<PropertyKey>) => {
+    const joined = path.map(String).join('.');
+    return prefix && joined ? `${prefix}.${joined}` : prefix || joined || '(root)';
+  };
+  return issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys' && issue.keys?.length
+      ? issue.keys.map((key) => ({ path: dotted([...issue.path, key]), message: 'Unrecognized key: this operation has no such field; remove it' }))
+      : [{ path: dotted(issue.path), message: issue.message }],
+  );
 }
 
 /** One line naming every offending field, for messages and logs. */

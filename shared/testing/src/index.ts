@@ -59,3 +59,6 @@ export type { TsProcess } from './child-process.js';
 
 export { closedPort, startSilentServer, startTcpProxy } from './tcp-faults.js';
 export type { SilentServer, TcpProxy } from './tcp-faults.js';
+
+export { OMIT, inputAsReceived, inputFields, percentEncode, requestFor, sampleValue, sendRequest, unwrapSchema, withField } from './operation-walk.js';
+export type { FieldKind, FieldLocation, FieldPath, InputField, OperationRequest, RawAnswer } from './operation-walk.js';

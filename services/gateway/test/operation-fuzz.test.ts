@@ -1,0 +1,252 @@
+/**
+ * Hostile input to every operation of the table, through the real gateway to
+ * the real queue services (today the ledger-critic), on the real Redis and
+ * Postgres. Every field of every operation (path parameters, query, body,
+ * nested array items) gets NUL, lone surrogates, strings past their maximum,
+ * wrong types, `__proto__` and `constructor` keys, traversal strings, numbers
+ * at and past their bounds and NaN-ish strings; each operation gets unknown
+ * fields. The operation's own schema predicts the answer: a value it refuses
+ * must get a 400 problem naming the field; a value it accepts anything but a
+ * 5xx. No answer may hold a stack trace, driver text, an address or a
+ * storage name. A new operation joins through the table and its example.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATIONS, SCOPES, pathParams, textProblem, type OperationDef } from '@vouch/contracts';
+import {
+  inputAsReceived,
+  inputFields,
+  requestFor,
+  sampleValue,
+  sendRequest,
+  withField,
+  type FieldPath,
+  type InputField,
+  type OperationRequest,
+  type RawAnswer,
+} from '@vouch/testing';
+import { startLedgerServiceUnderTest, type LedgerServiceUnderTest } from '../../ledger-critic/test/ledger-test-env.js';
+import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- problem bodies are checked by assertion, not by type
+type Json = any;
+
+/** Random cases per field on top of the fixed hostile list: the suite stays at a few hundred requests. */
+const RANDOM_RUNS = 2;
+const SEED = Number(process.env.FUZZ_SEED ?? 20_261_201);
+
+const BAD_CHARS = ['\u0000', '\ud800', '\udbff', '\udc00', '\udfff'];
+
+/** Values a field's schema refuses or that probe what lies behind it, by kind. */
+function hostileValues(field: InputField): unknown[] {
+  const wrongTypes = [42, true, null, [], {}];
+  switch (field.kind) {
+    case 'string': {
+      const max = field.maxLength ?? 10_000;
+      return [
+        'a\u0000b',
+        '\ud800',
+        'x\udfff',
+        '\udbff\u0000',
+        'x'.repeat(max + 1),
+        'x'.repeat(max),
+        '',
+        '../../etc/passwd',
+        '..',
+        '%00',
+        42,
+        null,
+        {},
+      ];
+    }
+    case 'enum':
+    case 'literal': {
+      const first = String(field.options?.[0] ?? 'x');
+      return ['nope', first.toUpperCase(), `${first}\u0000`, ` ${first}`, '\ud800', '__proto__', ...wrongTypes];
+    }
+    case 'number': {
+      const min = field.min ?? -1e6;
+      const max = field.max ?? 1e6;
+      const atAndPast = [min, max, min - 1, max + 1, min + 0.5, 2 ** 53, -0];
+      const nanish = ['NaN', 'abc', 'Infinity', '-Infinity', '1e309', '', '0x10', ' 7 ', '7abc', '\u0000', '\ud800'];
+      return field.coerce ? [...atAndPast, ...nanish, [], {}] : [...atAndPast, String(min), ...wrongTypes.filter((v) => typeof v !== 'number')];
+    }
+    case 'boolean':
+      return ['true', 1, 0, null, [], {}, '\u0000'];
+    case 'array':
+      return ['x', 42, null, {}, [null], ['\u0000']];
+    case 'object': {
+      const sample = (sampleValue(field.schema) ?? {}) as Record<string, unknown>;
+      return [
+        'x',
+        42,
+        null,
+        [],
+        withKey(sample, '__proto__', { admin: true }),
+        withKey(sample, 'constructor', { prototype: { admin: true } }),
+        withKey(sample, 'a\u0000b', 1),
+        withKey(sample, '\ud800', 1),
+      ];
+    }
+    default:
+      return ['\u0000', '\ud800', ...wrongTypes];
+  }
+}
+
+/** Random hostile values: strings that always hold a character no store can keep, or any JSON for other kinds. */
+function randomHostile(field: InputField): fc.Arbitrary<unknown> {
+  const poisoned = fc.tuple(fc.string({ maxLength: 8 }), fc.constantFrom(...BAD_CHARS), fc.string({ maxLength: 8 })).map(([a, b, c]) => a + b + c);
+  if (field.kind === 'string' || field.kind === 'enum' || field.kind === 'literal') return poisoned;
+  if (field.kind === 'number') return field.coerce ? fc.oneof(fc.double(), fc.integer(), fc.string({ maxLength: 6 })) : fc.oneof(fc.double(), fc.integer());
+  return fc.oneof(poisoned, fc.jsonValue({ maxDepth: 2 }));
+}
+
+function withKey(base: Record<string, unknown>, key: string, value: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
+function valueAt(input: unknown, path: FieldPath): unknown {
+  let current = input;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string | number, unknown>)[key];
+  }
+  return current;
+}
+
+/** Whether a value holds, in any string or key, text no store can keep (NUL, a lone surrogate). */
+function holdsUnstorableText(value: unknown): boolean {
+  if (typeof value === 'string') return textProblem(value) !== undefined;
+  if (value === null || typeof value !== 'object') return false;
+  return Object.entries(value).some(([k, v]) => textProblem(k) !== undefined || holdsUnstorableText(v));
+}
+
+/**
+ * Whether the value must be refused naming the field: its own schema refuses
+ * it as the gateway receives it (leaving out an optional field is fine), or
+ * it holds text no store can keep, which the house rule (every string field
+ * is text()) refuses whatever the schema says.
+ */
+function fieldRefuses(field: InputField, received: unknown): boolean {
+  if (holdsUnstorableText(received)) return true;
+  if (received === undefined) return !field.optional;
+  return !field.schema.safeParse(received).success;
+}
+
+/** Text no answer may hold. */
+function leaks(text: string, names: string[]): string[] {
+  const found: string[] = [];
+  const patterns: Array<[string, RegExp]> = [
+    ['a stack frame', /\bat [^\s"]+ \(|\bat (?:file:|node:|\/)|\.ts:\d+:\d+|\.js:\d+:\d+/],
+    ['a file path', /node_modules|\/work\/|\/home\/|\/tmp\//],
+    ['an address', /\b(?:\d{1,3}\.){3}\d{1,3}:\d{2,5}\b|localhost:\d+|::1/],
+    ['driver text', /ECONN|EPIPE|ETIMEDOUT|SQLSTATE|syntax error at|violates .* constraint|invalid input syntax|duplicate key|relation "|pg_catalog|Missing key|isFinished|ReplyError|ioredis|bullmq|ZodError|TypeError|Cannot read prop|unexpected token/i],
+  ];
+  for (const [what, re] of patterns) if (re.test(text)) found.push(what);
+  for (const name of names) if (text.includes(name)) found.push(`the storage name ${name}`);
+  return found;
+}
+
+describe('hostile input to every operation', () => {
+  let gw: GatewayUnderTest;
+  let svc: LedgerServiceUnderTest;
+  let key: string;
+  let storageNames: string[];
+  let requests = 0;
+
+  beforeAll(async () => {
+    gw = await startGatewayUnderTest('operation_fuzz');
+    svc = await startLedgerServiceUnderTest('operation_fuzz', {}, { prefix: gw.prefix });
+    key = await gw.createKey('fuzz', SCOPES.join(','));
+    storageNames = [gw.prefix, gw.schema, svc.schema, 'bull:'];
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await gw?.stop();
+    console.log(`operation fuzz: ${requests} requests, seed ${SEED}`);
+  });
+
+  const send = async (req: OperationRequest): Promise<RawAnswer & { body: Json }> => {
+    requests += 1;
+    const answer = await sendRequest(gw.url, req, { authorization: `Bearer ${key}` });
+    let body: Json;
+    try {
+      body = JSON.parse(answer.text);
+    } catch {
+      body = undefined;
+    }
+    return { ...answer, body };
+  };
+
+  /** Checks one answer against what the operation's schema predicts, and for leaks. */
+  const judge = (op: OperationDef, input: Record<string, unknown>, answer: RawAnswer & { body: Json }, target?: { field: InputField; refused: boolean; empty: boolean }) => {
+    const what = `${op.name} ${target ? `${target.field.name}=${JSON.stringify(valueAt(input, target.field.path))?.slice(0, 80)}` : ''} -> ${answer.status} ${answer.text.slice(0, 300)}`;
+    expect(leaks(answer.text, storageNames), what).toEqual([]);
+    expect(answer.status, what).toBeLessThan(500);
+    if (answer.status >= 400) expect(answer.headers['content-type'], what).toContain('application/problem+json');
+    const predicted = op.input.safeParse(inputAsReceived(op, input));
+    if (predicted.success && !target?.refused) return;
+    // An empty path segment leaves no route to match: a documented 404 naming the routes.
+    if (target?.empty && target.field.location === 'path' && answer.status === 404) return;
+    expect(answer.status, what).toBe(400);
+    if (target?.refused) {
+      const named = (answer.body?.fields ?? []).map((f: { path: string }) => f.path);
+      expect(named.some((p: string) => p === target.field.name || p.startsWith(`${target.field.name}.`)), `${what}: fields should name ${target.field.name}`).toBe(true);
+    }
+  };
+
+  it('answers every operation\'s example without a 5xx (a 404 or 409 where the example names something that is not there)', async () => {
+    for (const op of OPERATIONS) {
+      const answer = await send(requestFor(op, op.example as Record<string, unknown>));
+      judge(op, op.example as Record<string, unknown>, answer);
+      expect([200, 202, 404, 409], `${op.name} -> ${answer.status} ${answer.text.slice(0, 200)}`).toContain(answer.status);
+    }
+  });
+
+  it('names the caption and openItems[].ref when they hold NUL (400 at the gateway, not 500 or 202)', async () => {
+    const register = OPERATIONS.find((op) => op.name === 'media.register')!;
+    const caption = await send(requestFor(register, withField(register, ['caption'], 'the label\u0000')));
+    expect(caption.status).toBe(400);
+    expect(caption.body.fields).toEqual([{ path: 'caption', message: expect.stringContaining('NUL') }]);
+    const propose = OPERATIONS.find((op) => op.name === 'ledger.proposeCompletion')!;
+    const ref = await send(requestFor(propose, withField(propose, ['openItems', 0], { text: 'rotate the key', ref: 'card\u0000-1' })));
+    expect(ref.status).toBe(400);
+    expect(ref.body.fields).toEqual([{ path: 'openItems.0.ref', message: expect.stringContaining('NUL') }]);
+    const surrogate = await send(requestFor(propose, withField(propose, ['summary'], 'done \ud83d')));
+    expect(surrogate.status).toBe(400);
+    expect(surrogate.body.fields).toEqual([{ path: 'summary', message: expect.stringContaining('surrogate') }]);
+  });
+
+  for (const op of OPERATIONS) {
+    const fields = inputFields(op);
+    it(`${op.name}: every field (${fields.map((f) => f.name).join(', ') || 'none'}) answers hostile values with a 4xx naming it, never a 5xx`, async () => {
+      for (const field of fields) {
+        const examples = hostileValues(field).map((v) => [v] as [unknown]);
+        await fc.assert(
+          fc.asyncProperty(randomHostile(field), async (value) => {
+            const input = withField(op, field.path, value);
+            const received = valueAt(inputAsReceived(op, input), field.path);
+            const answer = await send(requestFor(op, input));
+            judge(op, input, answer, { field, refused: fieldRefuses(field, received), empty: received === '' });
+          }),
+          // Examples count toward numRuns: every fixed value runs, then RANDOM_RUNS random ones.
+          { examples, numRuns: examples.length + RANDOM_RUNS, seed: SEED + fields.indexOf(field), endOnFailure: true },
+        );
+      }
+    });
+
+    it(`${op.name}: unknown fields, __proto__ and constructor are refused by name`, async () => {
+      const params = new Set(pathParams(op.http.path));
+      for (const extra of ['unknownField', '__proto__', 'constructor', 'a\u0000b', '\ud800']) {
+        const input = withField(op, [extra], op.http.method === 'POST' ? { admin: true } : 'x');
+        const answer = await send(requestFor(op, input));
+        judge(op, input, answer);
+        expect(answer.status, `${op.name} +${JSON.stringify(extra)}: ${answer.text}`).toBe(400);
+        const named = (answer.body?.fields ?? []).map((f: { path: string }) => f.path);
+        if (!params.has(extra) && extra.isWellFormed()) expect(named, `${op.name} +${JSON.stringify(extra)}`).toContain(extra);
+      }
+    });
+  }
+});
