@@ -1,6 +1,6 @@
 /**
  * Hostile input to every operation of the table, through the real gateway to
- * the real queue services (today the ledger-critic), on the real Redis and
+ * every real queue service (full-stack.ts), on the real Redis and
  * Postgres. Every field of every operation (path parameters, query, body,
  * nested array items) gets NUL, lone surrogates, strings past their maximum,
  * wrong types, `__proto__` and `constructor` keys, traversal strings, numbers
@@ -25,8 +25,8 @@ import {
   type OperationRequest,
   type RawAnswer,
 } from '@vouch/testing';
-import { startLedgerServiceUnderTest, type LedgerServiceUnderTest } from '../../ledger-critic/test/ledger-test-env.js';
-import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
+import { startFullStack, type FullStack } from './full-stack.js';
+import type { GatewayUnderTest } from './gateway-under-test.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- problem bodies are checked by assertion, not by type
 type Json = any;
@@ -150,21 +150,21 @@ function leaks(text: string, names: string[]): string[] {
 }
 
 describe('hostile input to every operation', () => {
+  let stack: FullStack;
   let gw: GatewayUnderTest;
-  let svc: LedgerServiceUnderTest;
   let key: string;
   let storageNames: string[];
   let requests = 0;
 
   beforeAll(async () => {
-    gw = await startGatewayUnderTest('operation_fuzz');
-    svc = await startLedgerServiceUnderTest('operation_fuzz', {}, { prefix: gw.prefix });
+    // Every queue service of the table (full-stack.ts), so a new service's operations are fuzzed end to end.
+    stack = await startFullStack('operation_fuzz');
+    gw = stack.gw;
     key = await gw.createKey('fuzz', SCOPES.join(','));
-    storageNames = [gw.prefix, gw.schema, svc.schema, 'bull:'];
+    storageNames = [gw.prefix, gw.schema, 'bull:', 't_operation_fuzz'];
   });
   afterAll(async () => {
-    await svc?.stop();
-    await gw?.stop();
+    await stack?.stop();
     console.log(`operation fuzz: ${requests} requests, seed ${SEED}`);
   });
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OPERATIONS, QUEUES, defineOperation } from '@vouch/contracts';
 import { consumerRedisOptions, createLogger, createMetrics, createPool, handle, startServiceWorker, type Pool, type ServiceWorker } from '@vouch/platform';
-import { TEST_DATABASE_URL, TEST_REDIS_URL, closedPort, eventually, startSilentServer, type SilentServer } from '@vouch/testing';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, closedPort, startSilentServer, type SilentServer } from '@vouch/testing';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 
 // How a handler fails, one way per value; `tag` keeps the runs of each test apart.
@@ -103,15 +103,11 @@ describe('a worker whose handler fails', () => {
     const text = await res.text();
     return { status: res.status, headers: res.headers, text, body: JSON.parse(text) as Json };
   };
-  // Read until the job's finished fields are there: a read right after a fast failure can show the
-  // state before its fields (issue 6, item 2, which jobs.get's own tests cover).
-  const jobResult = (jobId: string) =>
-    eventually(`job ${jobId} finished`, async () => {
-      const res = await gw.fetch(`/v1/jobs/${jobId}?wait=20`, { key });
-      const text = await res.text();
-      const body = JSON.parse(text) as Json;
-      return body.finishedAt ? { text, body } : undefined;
-    }, 30_000);
+  const jobResult = async (jobId: string) => {
+    const res = await gw.fetch(`/v1/jobs/${jobId}?wait=20`, { key });
+    const text = await res.text();
+    return { text, body: JSON.parse(text) as Json };
+  };
 
   it('answers a Postgres outage in an rpc with 503 and Retry-After after one attempt, with no address or driver text', async () => {
     const res = await post('/v1/test/fail-rpc', { what: 'outage', tag: 'rpc-outage' });
