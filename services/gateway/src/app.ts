@@ -8,6 +8,7 @@ import type { Caller } from './api-keys.js';
 import { ByteBudget, bodyBudget } from './body-budget.js';
 import type { GatewayHandler } from './gateway-handler.js';
 import { httpMetrics } from './http-metrics.js';
+import { JSON_TYPES, requireUtf8Json } from './json-body.js';
 import { operationRoute } from './operation-route.js';
 import { DASHBOARD_PATH, queueDashboard } from './queue-dashboard.js';
 import { errorBodyOf, problemFromBody, sendProblem } from './problem.js';
@@ -124,11 +125,12 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use(DASHBOARD_PATH, route(DASHBOARD_PATH), queueDashboard(deps));
 
-  const json = bodyBudget(express.json({ limit: deps.bodyLimitBytes, type: ['application/json', 'application/*+json'] }), {
+  // The charset first, so a body that will be refused takes nothing from the budget.
+  const json = [requireUtf8Json, bodyBudget(express.json({ limit: deps.bodyLimitBytes, type: JSON_TYPES }), {
     budget: new ByteBudget(deps.bodyBudgetBytes),
     maxBody: deps.bodyLimitBytes,
     registry: deps.registry,
-  });
+  })];
   for (const op of operations) {
     const method = op.http.method.toLowerCase() as 'get' | 'post' | 'delete';
     app[method](op.http.path, route(op.http.path), authenticate, json, operationRoute(op, { pool: deps.pool, hub: deps.hub, gatewayHandlers, logger: deps.logger }));

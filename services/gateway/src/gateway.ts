@@ -21,6 +21,8 @@ import { sweepIdempotencyKeys } from './idempotency.js';
 import type { OperationDef } from '@vouch/contracts';
 import { ApiKeyCache } from './api-key-cache.js';
 import { createApp } from './app.js';
+import { answerClientErrors } from './client-errors.js';
+import { drainConnections } from './drain-connections.js';
 import { bodyLimitFor, type GatewayEnv } from './config.js';
 import { jobsGetHandler } from './jobs-operation.js';
 import { mediaHandlers } from './media/media-operations.js';
@@ -45,8 +47,8 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
   const logger = opts.logger ?? createLogger({ service: 'gateway', level: env.LOG_LEVEL });
   const metrics = createMetrics({ service: 'gateway' });
   const schema = env.DB_SCHEMA ?? defaultSchema('gateway');
-  await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: MIGRATIONS_DIR, logger });
-  const pool = createPool({ url: env.DATABASE_URL, schema, applicationName: 'gateway', max: 20 });
+  await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: MIGRATIONS_DIR, logger, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS });
+  const pool = createPool({ url: env.DATABASE_URL, schema, applicationName: 'gateway', max: 20, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS, statementTimeoutMs: env.PG_STATEMENT_TIMEOUT_MS });
   const producer = createProducerRedis(env.REDIS_URL, 'gateway:producer');
   producer.on('error', () => {}); // reconnects by itself; requests meanwhile get 503
   // Give Redis a moment so the first requests do not see a 503 from a connection
@@ -101,6 +103,8 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
   });
   // Node's default keeps idle sockets 5 s; a load balancer's idle timeout is usually 60 s.
   server.keepAliveTimeout = 65_000;
+  const drain = drainConnections(server);
+  answerClientErrors(server, logger);
   const sweeper = setInterval(() => {
     sweepIdempotencyKeys(pool).then(
       (n) => n && logger.info({ deleted: n }, 'expired idempotency keys swept'),
@@ -114,12 +118,7 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
   const stop = () =>
     (stopped ??= (async () => {
       clearInterval(sweeper);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        // In-flight requests get the grace period, then their sockets are cut.
-        setTimeout(() => server.closeAllConnections(), env.SHUTDOWN_GRACE_MS).unref();
-      });
+      await drain.stop(env.SHUTDOWN_GRACE_MS);
       await keyCache.close();
       await hub.close();
       await closeRedis(subscriber);

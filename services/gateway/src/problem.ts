@@ -10,6 +10,8 @@ const TITLES: Record<ErrorCode, string> = {
   CONFLICT: 'Conflict',
   IDEMPOTENCY_CONFLICT: 'Idempotency key reused',
   PAYLOAD_TOO_LARGE: 'Payload too large',
+  HEADERS_TOO_LARGE: 'Headers too large',
+  REQUEST_TIMEOUT: 'Request timed out',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported media type',
   DEPENDENCY_UNAVAILABLE: 'Service unavailable',
   TIMEOUT: 'Timed out',

@@ -23,6 +23,10 @@ export const commonEnvSchema = z.object({
   /** Below Kubernetes' default 30 s terminationGracePeriodSeconds, so running jobs finish before SIGKILL. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
   DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase Postgres identifier').optional(),
+  /** Bound on opening a Postgres connection: a server that accepts and never answers fails the start (or the request) after it. */
+  PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
+  /** Server-side statement_timeout of the service pools, in ms; 0 turns it off. Migrations are not bounded by it. */
+  PG_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
 });
 export type CommonEnv = z.infer<typeof commonEnvSchema>;
 

@@ -16,4 +16,5 @@ export * from './worker-presence.js';
 export * from './health.js';
 export * from './ops-server.js';
 export * from './lifecycle.js';
+export * from './startup.js';
 export * from './queue-service.js';

@@ -3,6 +3,7 @@ import { readdir } from 'node:fs/promises';
 import pg from 'pg';
 import { runner } from 'node-pg-migrate';
 import { classifyFailure } from './failure-kind.js';
+import { connectAtStart } from './startup.js';
 import type { Logger } from './logger.js';
 
 export type Pool = pg.Pool;
@@ -102,11 +103,21 @@ function migrationLockId(schema: string): number {
  * when another replica holds it), so replicas starting together apply each
  * migration once.
  */
-export async function runMigrations(opts: { databaseUrl: string; schema: string; dir: string; logger?: Logger }): Promise<string[]> {
+export async function runMigrations(opts: { databaseUrl: string; schema: string; dir: string; logger?: Logger; connectTimeoutMs?: number }): Promise<string[]> {
   assertIdentifier(opts.schema);
   const log = opts.logger;
+  // Our own client, so the connect is bounded and its failure says which variable to fix (StartupError).
+  const client = await connectAtStart({ url: opts.databaseUrl, connectTimeoutMs: opts.connectTimeoutMs ?? DEFAULT_PG_CONNECT_TIMEOUT_MS, applicationName: 'migrations' });
+  try {
+    return await migrateWith(client, opts, log);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function migrateWith(client: pg.Client, opts: { schema: string; dir: string }, log: Logger | undefined): Promise<string[]> {
   const applied = await runner({
-    databaseUrl: opts.databaseUrl,
+    dbClient: client,
     dir: opts.dir,
     migrationsTable: MIGRATIONS_TABLE,
     schema: opts.schema,

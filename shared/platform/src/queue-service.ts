@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { operationsForQueue, type OperationDef, type QueueName } from '@vouch/contracts';
-import type { CommonEnv } from './config.js';
+import { redactUrl, type CommonEnv } from './config.js';
 import type { OperationHandler } from './handlers.js';
 import type { ReadinessCheck } from './health.js';
 import { createLogger, type Logger } from './logger.js';
@@ -53,6 +53,19 @@ export interface RunningQueueService {
   stop(): Promise<void>;
 }
 
+/** How often a service waiting for Redis at start says so. */
+const REDIS_WAIT_LOG_MS = 5_000;
+
+/** Awaits `promise`, calling `say` every `everyMs` until it settles. */
+async function waitLoudly<T>(promise: Promise<T>, everyMs: number, say: () => void): Promise<T> {
+  const timer = setInterval(say, everyMs);
+  try {
+    return await promise;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** The default schema of a service: its name with `_` for `-`. */
 export function defaultSchema(service: string): string {
   return service.replace(/-/g, '_');
@@ -68,10 +81,10 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
   const logger = spec.logger ?? createLogger({ service: spec.service, level: env.LOG_LEVEL });
   const metrics = spec.metrics ?? createMetrics({ service: spec.service });
   const schema = env.DB_SCHEMA ?? defaultSchema(spec.service);
-  const pool = createPool({ url: env.DATABASE_URL, schema, applicationName: spec.service });
+  const pool = createPool({ url: env.DATABASE_URL, schema, applicationName: spec.service, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS, statementTimeoutMs: env.PG_STATEMENT_TIMEOUT_MS });
   const closers: Array<() => Promise<unknown>> = [];
   try {
-    await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: spec.migrationsDir, logger });
+    await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: spec.migrationsDir, logger, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS });
     const handlers = await spec.handlers({ pool, logger, metrics, schema });
     const operations = spec.operations ?? operationsForQueue(spec.queue);
 
@@ -96,8 +109,11 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
       ...(spec.stalledInterval ? { stalledInterval: spec.stalledInterval } : {}),
     });
     // Ready only once the worker's connection is up, so /readyz never reports a
-    // service that cannot take jobs yet.
-    await serviceWorker.worker.waitUntilReady();
+    // service that cannot take jobs yet. Redis being down is not fatal (workers
+    // reconnect by design), but the wait is never silent.
+    await waitLoudly(serviceWorker.worker.waitUntilReady(), REDIS_WAIT_LOG_MS, () =>
+      logger.warn({ redis: redactUrl(env.REDIS_URL) }, 'waiting for Redis at REDIS_URL: check that Redis is running there; the service takes jobs once it answers'),
+    );
     const ops = await startOpsServer({
       port: env.HTTP_PORT,
       registry: metrics.registry,

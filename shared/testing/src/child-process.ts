@@ -10,6 +10,8 @@ export interface TsProcess {
   waitFor(prefix: string, timeoutMs?: number): Promise<string>;
   /** Resolves with the exit code (null when a signal killed it). */
   exited: Promise<number | null>;
+  /** Everything written to stderr so far. */
+  stderr(): string;
 }
 
 /**
@@ -41,6 +43,7 @@ export function spawnTsProcess(script: string, env: Record<string, string> = {},
     proc,
     lines,
     exited,
+    stderr: () => stderr,
     waitFor(prefix, timeoutMs = 20_000) {
       const seen = lines.find((l) => l.startsWith(prefix));
       if (seen) return Promise.resolve(seen);

@@ -7,7 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SCOPES, type Scope } from '@vouch/contracts';
-import { commonEnvSchema, createPool, createProducerRedis, defaultSchema, loadConfigOrExit, redactUrl, runMigrations, withLocalStack } from '@vouch/platform';
+import { commonEnvSchema, createPool, createProducerRedis, defaultSchema, loadConfigOrExit, redactUrl, runMigrations, startOrExit, withLocalStack } from '@vouch/platform';
 import { API_KEY_CACHE_TTL_MS, announceRevocation } from '../api-key-cache.js';
 import { createApiKey, createOperatorKey, listApiKeys, revokeApiKey } from '../api-keys.js';
 import { MIGRATIONS_DIR } from '../gateway.js';
@@ -19,7 +19,11 @@ const USAGE = `usage:
   npm run keys -- revoke KEY_ID`;
 
 // Where running gateways listen for revocations: the same Redis and prefix they use.
-const env = loadConfigOrExit('keys', commonEnvSchema.pick({ DATABASE_URL: true, DB_SCHEMA: true, REDIS_URL: true, BULLMQ_PREFIX: true }), withLocalStack());
+const env = loadConfigOrExit(
+  'keys',
+  commonEnvSchema.pick({ DATABASE_URL: true, DB_SCHEMA: true, REDIS_URL: true, BULLMQ_PREFIX: true, PG_CONNECT_TIMEOUT_MS: true }),
+  withLocalStack(),
+);
 
 function fail(message: string): never {
   console.error(`keys: ${message}\n${USAGE}`);
@@ -39,14 +43,11 @@ const { values, positionals } = (() => {
 const [command, ...rest] = positionals;
 
 const schema = env.DB_SCHEMA ?? defaultSchema('gateway');
-try {
-  await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: MIGRATIONS_DIR });
-} catch (err) {
-  // Most often Postgres is not running: say where it was looked for and how to fix it, without a stack trace.
-  console.error(`keys: cannot use Postgres at ${redactUrl(env.DATABASE_URL)} (${(err as Error).message}): start the stack with ./scripts/up.sh, or set DATABASE_URL`);
-  process.exit(1);
-}
-const pool = createPool({ url: env.DATABASE_URL, schema, max: 1 });
+// Most often Postgres is not running: one line saying where it was looked for and how to fix it (exit 78).
+await startOrExit('keys', () => runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: MIGRATIONS_DIR, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS }), {
+  hint: 'start the stack with ./scripts/up.sh, or set DATABASE_URL',
+});
+const pool = createPool({ url: env.DATABASE_URL, schema, max: 1, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS });
 try {
   if (command === 'create') {
     if (values.operator && (values.tenant || values.scopes)) fail('an operator key has no tenant and no scopes: drop --tenant and --scopes');
