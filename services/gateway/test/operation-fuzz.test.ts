@@ -31,8 +31,8 @@ import type { GatewayUnderTest } from './gateway-under-test.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- problem bodies are checked by assertion, not by type
 type Json = any;
 
-/** Random cases per field on top of the fixed hostile list: the suite stays at a few hundred requests. */
-const RANDOM_RUNS = 2;
+/** Random cases per field on top of the fixed hostile list: about twenty requests per field in all. */
+const RANDOM_RUNS = 1;
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_201);
 
 const BAD_CHARS = ['\u0000', '\ud800', '\udbff', '\udc00', '\udfff'];
@@ -52,11 +52,8 @@ function hostileValues(field: InputField): unknown[] {
         'x'.repeat(max),
         '',
         '../../etc/passwd',
-        '..',
-        '%00',
         42,
         null,
-        {},
       ];
     }
     case 'enum':
