@@ -1,8 +1,8 @@
 /** The vision-router process: config, start, and an ordered stop on SIGTERM/SIGINT. */
-import { loadConfigOrExit, stopOnSignals } from '@vouch/platform';
+import { loadConfigOrExit, startOrExit, stopOnSignals } from '@vouch/platform';
 import { visionRouterEnvSchema } from './config.js';
 import { VISION_ROUTER_SERVICE, startVisionRouter } from './vision-router-service.js';
 
 const env = loadConfigOrExit(VISION_ROUTER_SERVICE, visionRouterEnvSchema);
-const running = await startVisionRouter(env);
+const running = await startOrExit(VISION_ROUTER_SERVICE, () => startVisionRouter(env));
 stopOnSignals(running.stop, running.logger);
