@@ -14,7 +14,19 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS, type OperationDef } from '@vouch/contracts';
 import { startFullStack, type FullStack } from './full-stack.js';
-import { operationRequest, sendOperation } from './operation-requests.js';
+
+/** Sends a request with a tenant's key; the body parsed where it is JSON. */
+async function sendOperation(baseUrl: string, key: string, request: OperationRequest): Promise<{ status: number; text: string; body: Json }> {
+  const res = await sendRequest(baseUrl, request, { authorization: `Bearer ${key}` });
+  let body: Json;
+  try {
+    body = res.text ? JSON.parse(res.text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, text: res.text, body };
+}
+import { requestFor, sendRequest, type OperationRequest } from '@vouch/testing';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walks arbitrary JSON
 type Json = any;
@@ -51,7 +63,7 @@ describe('tenant isolation over the whole operation table', () => {
 
   /** Runs an operation as a tenant; a job is waited for and its final state recorded too. */
   async function run(op: OperationDef, key: string, input: Record<string, unknown>): Promise<Answer> {
-    const res = await sendOperation(stack.gw.url, key, operationRequest(op, input));
+    const res = await sendOperation(stack.gw.url, key, requestFor(op, input));
     const answer: Answer = { op: op.name, status: res.status, text: res.text };
     if (res.status === 202) {
       const jobId = (res.body as { jobId: string }).jobId;
