@@ -10,11 +10,12 @@ import {
   type ServerContext,
   type StandardSchemaWithJSON,
 } from '@modelcontextprotocol/server';
-import { ERROR_CODES, JOBS_WAIT_TOOL, McpJobsWaitInput, jobsGet, mcpToolNamesIn, type JsonSchema, type McpResourceTemplateDef, type McpToolDef, type OperationDef } from '@vouch/contracts';
+import { BadInputError, ERROR_CODES, JOBS_WAIT_TOOL, describeFieldIssues, McpJobsWaitInput, jobsGet, mcpToolNamesIn, type JsonSchema, type McpResourceTemplateDef, type McpToolDef, type OperationDef } from '@vouch/contracts';
 import type { Caller } from './api-keys.js';
 import { mcpCallerOf } from './mcp-auth.js';
 import { callOperation, parseInputWith, type CallDeps } from './operation-call.js';
 import { errorBodyOf, problemFromBody, type Problem } from './problem.js';
+import { badKeyIssues } from './request-text.js';
 
 /** Where MCP calls say they came in, in their problems' `instance`. */
 export const MCP_PATH = '/mcp';
@@ -84,7 +85,13 @@ function may(caller: Caller, scope: string): boolean {
 
 /** Runs one operation for an MCP request, as the HTTP routes do (no Idempotency-Key: MCP has no headers per call). */
 function run(op: OperationDef, input: Record<string, unknown>, auth: { caller: Caller; requestId: string }, deps: CallDeps) {
-  return callOperation(op, { caller: auth.caller, requestId: auth.requestId, instance: MCP_PATH, input: () => input }, deps);
+  const checked = () => {
+    // As for a JSON body over HTTP: a key holding NUL or a lone surrogate is refused naming it.
+    const badKeys = badKeyIssues(input);
+    if (badKeys.length) throw new BadInputError(`invalid ${op.name} request: ${describeFieldIssues(badKeys)}`, badKeys);
+    return input;
+  };
+  return callOperation(op, { caller: auth.caller, requestId: auth.requestId, instance: MCP_PATH, input: checked }, deps);
 }
 
 /**
