@@ -9,6 +9,8 @@ import { ByteBudget, bodyBudget } from './body-budget.js';
 import type { GatewayHandler } from './gateway-handler.js';
 import { httpMetrics } from './http-metrics.js';
 import { JSON_TYPES, requireUtf8Json } from './json-body.js';
+import { MCP_PATH } from './mcp-server.js';
+import { mcpRouter } from './mcp-route.js';
 import { operationRoute } from './operation-route.js';
 import { DASHBOARD_PATH, queueDashboard } from './queue-dashboard.js';
 import { errorBodyOf, problemFromBody, sendProblem } from './problem.js';
@@ -32,6 +34,8 @@ export interface AppDeps {
   /** Bytes of request bodies held at once; past it a large body is refused 503 (BODY_BUDGET_BYTES). */
   bodyBudgetBytes: number;
   operations?: readonly OperationDef[];
+  /** Whether the gateway listens on loopback only: /mcp then refuses non-loopback Host and Origin headers. */
+  loopbackOnly?: boolean;
 }
 
 const BEARER = /^Bearer\s+(\S+)$/i;
@@ -75,6 +79,7 @@ export function createApp(deps: AppDeps): express.Express {
   const gatewayHandlers = new Map(deps.handlers.map((h) => [h.operation.name, h]));
   const openapi = buildOpenApiDocument(operations, { version: deps.version });
   const tools = buildToolManifest(operations);
+  const callDeps = { pool: deps.pool, hub: deps.hub, gatewayHandlers, logger: deps.logger };
 
   const app = express();
   app.disable('x-powered-by');
@@ -124,6 +129,11 @@ export function createApp(deps: AppDeps): express.Express {
   };
 
   app.use(DASHBOARD_PATH, route(DASHBOARD_PATH), queueDashboard(deps));
+  app.use(
+    MCP_PATH,
+    route(MCP_PATH),
+    mcpRouter({ ...callDeps, operations, authenticate: deps.authenticate, version: deps.version, bodyLimitBytes: deps.bodyLimitBytes, loopbackOnly: deps.loopbackOnly ?? false }),
+  );
 
   // The charset first, so a body that will be refused takes nothing from the budget.
   const json = [requireUtf8Json, bodyBudget(express.json({ limit: deps.bodyLimitBytes, type: JSON_TYPES }), {
@@ -133,7 +143,7 @@ export function createApp(deps: AppDeps): express.Express {
   })];
   for (const op of operations) {
     const method = op.http.method.toLowerCase() as 'get' | 'post' | 'delete';
-    app[method](op.http.path, route(op.http.path), authenticate, json, operationRoute(op, { pool: deps.pool, hub: deps.hub, gatewayHandlers, logger: deps.logger }));
+    app[method](op.http.path, route(op.http.path), authenticate, json, operationRoute(op, callDeps));
   }
 
   app.use((req, res) => {

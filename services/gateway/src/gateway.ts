@@ -80,6 +80,7 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
     bodyLimitBytes: bodyLimitFor(env),
     dashboardWritable: env.DASHBOARD_WRITABLE,
     bodyBudgetBytes: env.BODY_BUDGET_BYTES,
+    loopbackOnly: ['127.0.0.1', 'localhost', '::1'].includes(env.HOST),
     ...(opts.operations ? { operations: opts.operations } : {}),
     handlers: [
       systemStatusHandler({ hub, pool, producer, version: GATEWAY_VERSION, startedAt }),

@@ -11,6 +11,7 @@ export * from './table.js';
 export * from './openapi.js';
 export * from './problem-responses.js';
 export * from './client.js';
+export * from './mcp-catalog.js';
 export * from './operations/common.js';
 export * from './operations/system.js';
 export * from './operations/media.js';

@@ -5,9 +5,10 @@ import { JobHandleSchema } from './operations/jobs.js';
 import { problemResponses } from './problem-responses.js';
 import { pathParams } from './table.js';
 
-type JsonSchema = Record<string, unknown>;
+export type JsonSchema = Record<string, unknown>;
 
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+/** A schema of the table as JSON Schema 2020-12, as every derived view shows it. */
+export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const out = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
   delete out.$schema;
   return out;

@@ -59,6 +59,35 @@ export interface OperationDef<I extends z.ZodType = z.ZodType, O extends z.ZodTy
   ephemeral?: boolean;
   /** BullMQ retry policy for queue-owned operations: attempts and base of the exponential backoff. */
   retry?: { attempts: number; backoffMs: number };
+  /**
+   * A write that changes nothing more when repeated with the same input
+   * (ledger.open returns the ledger it opened). Reads (a `:read` scope) are
+   * idempotent without saying so. MCP tools carry it as `idempotentHint`.
+   */
+  idempotent?: boolean;
+  /**
+   * The operation removes or overwrites what the caller recorded; an MCP host
+   * asks before running it (`destructiveHint`). DELETE routes are destructive
+   * without saying so; other writes only add.
+   */
+  destructive?: boolean;
+  /** Also readable as an MCP resource (see McpResourceDef in mcp-catalog.ts). */
+  resource?: McpResourceDef;
+}
+
+/**
+ * How an operation is read as an MCP resource: the URI template's variables
+ * (`{runId}`) are input fields, every other field takes its default. The
+ * resource is read through the operation, so it has its scope and tenant.
+ */
+export interface McpResourceDef {
+  /** RFC 6570 level-1 template under vouch://, e.g. `vouch://ledgers/{runId}/render`. */
+  uriTemplate: string;
+  /** A short name for resource lists, e.g. `ledger-render`. */
+  name: string;
+  mimeType: 'application/json' | 'text/plain' | 'text/markdown';
+  /** An output field holding the text to serve; without it the whole output is served as JSON. */
+  textField?: string;
 }
 
 export type OperationInput<Op extends OperationDef> = z.input<Op['input']>;

@@ -71,6 +71,7 @@ export const artifactRead = defineOperation({
     z.object({ workspace: text(), path: text(), gone: z.literal(true), unavailable: z.number().int().nonnegative() }),
   ),
   agentFacing: true,
+  idempotent: true,
   example: { workspace: 'router-firmware', path: 'src/uart/config.ts', content: 'export const uart = {\n  baudRate: 115200,\n  channel: 3,\n};\n' },
 });
 

@@ -420,6 +420,7 @@ export const ledgerOpen = defineOperation({
   output: LedgerViewSchema.extend({ alreadyOpened: z.boolean() }),
   agentFacing: true,
   example: { runId: 'run-2026-12-01-a', goal: 'Set the router baud rate to 115200 and confirm it', policy: 'full' },
+  idempotent: true,
   errors: { 409: 'The run already has a ledger with a different goal, policy or cycle budget: open the new task under a new run id.' },
 });
 
@@ -518,6 +519,7 @@ export const ledgerGet = defineOperation({
   output: LedgerViewSchema,
   agentFacing: true,
   example: { runId: 'run-2026-12-01-a', evidenceLimit: 50 },
+  resource: { uriTemplate: 'vouch://ledgers/{runId}', name: 'ledger', mimeType: 'application/json' },
 });
 
 export const ledgerPacket = defineOperation({
@@ -554,4 +556,5 @@ export const ledgerRender = defineOperation({
   output: z.object({ runId: text(), form: RenderFormSchema, status: LedgerStatusSchema, completed: z.boolean(), text: text() }),
   agentFacing: false,
   example: { runId: 'run-2026-12-01-a', form: 'admin' },
+  resource: { uriTemplate: 'vouch://ledgers/{runId}/render', name: 'ledger-render', mimeType: 'text/plain', textField: 'text' },
 });

@@ -1,0 +1,188 @@
+import {
+  BadInputError,
+  ERROR_CODES,
+  VouchError,
+  decodeJobError,
+  describeFieldIssues,
+  fieldIssuesFromZod,
+  type OperationDef,
+} from '@vouch/contracts';
+import type { Logger, Pool } from '@vouch/platform';
+import type { z } from 'zod';
+import { isOperator, type Caller } from './api-keys.js';
+import type { GatewayHandler } from './gateway-handler.js';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash, type IdempotencyClaim } from './idempotency.js';
+import { describeJob } from './jobs-operation.js';
+import { errorBodyOf, problemFromBody, type Problem } from './problem.js';
+import { bullJobId, publicJobId, queueFor, type QueueHub } from './queue-hub.js';
+
+/** Default wait for an rpc operation served by a queue, when the operation names none. */
+const DEFAULT_RPC_TIMEOUT_MS = 30_000;
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+
+/** What running an operation needs from the gateway. */
+export interface CallDeps {
+  pool: Pool;
+  logger: Logger;
+  hub: QueueHub;
+  gatewayHandlers: Map<string, GatewayHandler>;
+}
+
+/** One call of an operation, from whichever front door it came through (an HTTP route, an MCP tool). */
+export interface OperationCall {
+  caller: Caller;
+  requestId: string;
+  /** Where the call came in, for the problem document's `instance`. */
+  instance: string;
+  /**
+   * Reads the input as the caller sent it, before validation. Called only
+   * once the caller is authorised, so that a caller without the scope learns
+   * nothing about the input's shape; may throw a typed error (415, 400).
+   */
+  input: () => Record<string, unknown>;
+  /** The Idempotency-Key the caller sent, unchecked; honoured for POST operations. */
+  idempotencyKey?: string | undefined;
+}
+
+/** How a call ended: the answer to send, or the problem. */
+export type CallOutcome =
+  | {
+      ok: true;
+      status: number;
+      body: unknown;
+      /** The stored answer to an earlier request with the same Idempotency-Key. */
+      replayed: boolean;
+      /** Runs once the answer is recorded and sent: lets the job's result leave Redis. */
+      afterDelivery?: (() => void) | undefined;
+    }
+  | { ok: false; problem: Problem; replayed: boolean };
+
+/** Validates an input against a schema; a failure names every field. */
+export function parseInputWith<S extends z.ZodType>(name: string, schema: S, raw: unknown): z.output<S> {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const fields = fieldIssuesFromZod(parsed.error.issues);
+    throw new BadInputError(`invalid ${name} request: ${describeFieldIssues(fields)}`, fields);
+  }
+  return parsed.data;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+  afterDelivery?: (() => void) | undefined;
+}
+
+async function execute(
+  op: OperationDef,
+  input: Record<string, unknown>,
+  caller: Caller,
+  requestId: string,
+  idempotency: { key: string; attempt: string } | undefined,
+  deps: CallDeps,
+): Promise<Answer> {
+  const own = deps.gatewayHandlers.get(op.name);
+  if (own) {
+    const output = op.output.safeParse(await own.handle(input, { caller, requestId }));
+    if (!output.success) throw new Error(`${op.name} broke its output contract: ${describeFieldIssues(fieldIssuesFromZod(output.error.issues, 'output'))}`);
+    return { status: 200, body: output.data };
+  }
+
+  const queue = queueFor(op, input);
+  const id = bullJobId(caller.tenant, op.name, idempotency);
+  const jobId = publicJobId(queue, id);
+  const envelope = { tenant: caller.tenant, input, requestId };
+  if (op.mode === 'job') {
+    await deps.hub.enqueue(op, queue, envelope, id);
+    // A fresh id was just added, so it waits; a keyed one may be an earlier request's job, further along.
+    const state = idempotency ? ((await deps.hub.readJob(queue, id))?.state ?? 'waiting') : 'waiting';
+    return { status: 202, body: { jobId, operation: op.name, state, statusUrl: `/v1/jobs/${jobId}` } };
+  }
+  const timeoutMs = op.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+  const outcome = await deps.hub.run(op, queue, envelope, id, { timeoutMs, mayExist: idempotency !== undefined });
+  if (outcome.kind === 'completed') {
+    return { status: 200, body: outcome.value, afterDelivery: op.ephemeral ? undefined : () => deps.hub.forget(queue, id) };
+  }
+  if (outcome.kind === 'failed') throw errorFromBody(decodeJobError(outcome.failedReason));
+  const fresh = await deps.hub.readJob(queue, id).catch(() => undefined);
+  throw new VouchError(ERROR_CODES.timeout, `${op.name} did not finish within ${timeoutMs} ms; it is still queued or running: poll /v1/jobs/${jobId}`, {
+    details: { jobId, statusUrl: `/v1/jobs/${jobId}`, ...(fresh ? { job: describeJob(fresh, jobId) } : {}) },
+  });
+}
+
+function errorFromBody(body: ReturnType<typeof decodeJobError>): VouchError {
+  return new VouchError(body.code, body.message, { ...(body.fields ? { fields: body.fields } : {}), ...(body.details ? { details: body.details } : {}) });
+}
+
+/**
+ * Runs one operation for a caller, the same way whichever door it came
+ * through: authorise the scope (an operator key reaches no tenant
+ * operation), validate the input, honour an Idempotency-Key, run it in the
+ * gateway or through its queue in the caller's tenant, and end in an answer
+ * or a problem naming what to do next. The HTTP routes and the MCP tools
+ * both call this, so tenancy, scopes, validation and errors cannot drift
+ * apart between them.
+ */
+export async function callOperation(op: OperationDef, call: OperationCall, deps: CallDeps): Promise<CallOutcome> {
+  const { caller, requestId } = call;
+  const problemOf = (err: unknown): CallOutcome => ({ ok: false, problem: problemFromBody(errorBodyOf(err), { instance: call.instance, requestId }), replayed: false });
+  if (isOperator(caller)) {
+    return problemOf(new VouchError(ERROR_CODES.forbidden, `an operator key opens the queue dashboard only; ${op.name} runs in a tenant: use that tenant's key`));
+  }
+  if (!caller.scopes.includes(op.scope) && !caller.scopes.includes('admin')) {
+    return problemOf(new VouchError(ERROR_CODES.forbidden, `this API key lacks the ${op.scope} scope needed for ${op.name}: create a key with --scopes ${op.scope}`));
+  }
+  let input: Record<string, unknown>;
+  try {
+    input = parseInputWith(op.name, op.input, call.input()) as Record<string, unknown>;
+  } catch (err) {
+    return problemOf(err);
+  }
+
+  const key = call.idempotencyKey;
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+    return problemOf(new BadInputError('Idempotency-Key must be 1-200 printable ASCII characters', [{ path: 'header.Idempotency-Key', message: 'invalid' }]));
+  }
+  const useKey = key !== undefined && op.http.method === 'POST';
+  let attempt: string | undefined;
+  if (useKey) {
+    let claim: IdempotencyClaim;
+    try {
+      claim = await claimIdempotencyKey(deps.pool, caller.tenant, key, op.name, requestHash(op.name, input));
+    } catch (err) {
+      return problemOf(err);
+    }
+    if (claim.kind === 'mismatch') {
+      return problemOf(new VouchError(ERROR_CODES.idempotencyConflict, `Idempotency-Key ${key} was already used with a different request (${claim.operation}): use a new key for a new request`));
+    }
+    if (claim.kind === 'replay') {
+      if (claim.status >= 400) return { ok: false, problem: claim.body as Problem, replayed: true };
+      return { ok: true, status: claim.status, body: claim.body, replayed: true };
+    }
+    if (claim.kind === 'pending' && deps.gatewayHandlers.has(op.name)) {
+      return problemOf(new VouchError(ERROR_CODES.idempotencyConflict, `a request with Idempotency-Key ${key} is still in progress: retry when it has finished`));
+    }
+    // A pending queue operation re-attaches to the same job: its id is derived from the key and attempt.
+    attempt = claim.attempt;
+  }
+
+  let answer: Answer;
+  try {
+    answer = await execute(op, input, caller, requestId, useKey && attempt ? { key, attempt } : undefined, deps);
+  } catch (err) {
+    const outcome = problemOf(err) as { ok: false; problem: Problem; replayed: false };
+    const { problem } = outcome;
+    // The answer hides internals; the log keeps them, under the request id the answer names.
+    if (problem.status >= 500) deps.logger.error({ err, op: op.name, requestId }, `${op.name} failed: ${problem.code}`);
+    if (useKey) {
+      // 4xx answers are final and replayed. A 504 keeps the attempt: the job is still queued or
+      // running, and a retry re-attaches to it. Other 5xx answers free the key: a retry runs again.
+      if (problem.status < 500) await completeIdempotencyKey(deps.pool, caller.tenant, key, problem.status, problem).catch(() => {});
+      else if (problem.code !== ERROR_CODES.timeout) await releaseIdempotencyKey(deps.pool, caller.tenant, key).catch(() => {});
+    }
+    return outcome;
+  }
+  if (useKey) await completeIdempotencyKey(deps.pool, caller.tenant, key, answer.status, answer.body);
+  return { ok: true, status: answer.status, body: answer.body, replayed: false, afterDelivery: answer.afterDelivery };
+}
