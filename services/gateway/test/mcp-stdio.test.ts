@@ -4,16 +4,18 @@
  * stdin and stdout by the SDK's own client, on both protocol revisions.
  */
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobHandleSchema, jobsGet, ledgerOpen } from '@vouch/contracts';
+import { repoRoot } from '@vouch/testing';
 import { startLedgerServiceUnderTest } from '../../ledger-critic/test/ledger-test-env.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 import { textOf, type McpRevision } from './mcp-client.js';
 
-const MAIN = fileURLToPath(new URL('../../../shared/mcp-stdio/src/main.ts', import.meta.url));
+// The repository's own workspace package (not the build handout beside a checkout).
+const MAIN = join(repoRoot(), 'shared', 'mcp-stdio', 'src', 'main.ts');
 const NODE_ARGS = ['--conditions=@vouch/source', '--import', 'tsx', MAIN];
 
 let gw: GatewayUnderTest;
