@@ -7,8 +7,8 @@
  *    one transaction, and write the snapshot when the review closes the
  *    ledger). Beside each figure, baselines measured in the same run:
  *
- *   domain         the pure review alone (reviewInMemory + concludeCompletionReview) on the loaded state,
- *                  with the features of every item already in memory
+ *   domain         the pure review alone (draft, find the candidates, plan, conclude) on the loaded
+ *                  state, given the stored index keys and features as the service reads them
  *   pg rows        raw Postgres: SELECT of the same number of evidence rows from a plain table
  *   pg snap read   raw Postgres: SELECT of the ledger's snapshot row (jsonb, parsed)
  *   pg snap r+w    raw Postgres: that SELECT plus writing the same jsonb back, in one transaction
@@ -41,7 +41,7 @@ import { Registry } from 'prom-client';
 import { LEDGER_LIMITS, type EvidenceInput } from '@vouch/contracts';
 import { createPool, runMigrations, withTransaction, type Pool } from '@vouch/platform';
 import { TEST_DATABASE_URL, useTestSchema } from '@vouch/testing';
-import { concludeCompletionReview, openLedger, recordEvidence, reviewInMemory } from '../services/ledger-critic/src/domain/ledger-commands.js';
+import { concludeCompletionReview, draftCompletionReview, findReviewCandidates, openLedger, planCompletionReview, recordEvidence } from '../services/ledger-critic/src/domain/ledger-commands.js';
 import type { LedgerEvent } from '../services/ledger-critic/src/domain/ledger-events.js';
 import type { StoredObservation } from '../services/ledger-critic/src/domain/observation-features.js';
 import type { LedgerState } from '../services/ledger-critic/src/domain/replay-ledger.js';
@@ -156,6 +156,8 @@ async function measure(pool: Pool, n: number): Promise<Row> {
     const { observations } = await storeLedger(pool, key, n);
     const loaded = (await loadLedger(pool, key))!;
     const inMemory = observations.map((o) => o.features);
+    const keys = inMemory.map((f) => f.k);
+    const features = new Map(observations.map((o) => [o.seq, o.features]));
 
     // The service path: what a ledger.proposeCompletion job does once it holds the input.
     let outcome: Awaited<ReturnType<typeof commands.proposeCompletion>> | undefined;
@@ -166,9 +168,10 @@ async function measure(pool: Pool, n: number): Promise<Row> {
 
     // The pure review alone, on the same state the service loaded.
     const tDomain = await timed(() => {
-      const plan = reviewInMemory(loaded, { runId: key.runId, proposalId: `domain-${rep}`, summary: SUMMARY, openItems: [], at: AT }, { llmConfigured: false }, inMemory);
-      if (plan.kind !== 'review') throw new Error('expected a fresh review');
-      concludeCompletionReview(loaded, plan.review, { ran: false, note: 'bench' });
+      const start = draftCompletionReview(loaded, { runId: key.runId, proposalId: `domain-${rep}`, summary: SUMMARY, openItems: [], at: AT });
+      if (start.kind !== 'draft') throw new Error('expected a fresh review');
+      const review = planCompletionReview(start.draft, findReviewCandidates(start.draft, keys), features, { llmConfigured: false });
+      concludeCompletionReview(loaded, review, { ran: false, note: 'bench' });
     });
 
     const tRows = await timed(() => pool.query(`SELECT seq, kind, tool_name, success, summary FROM bench_evidence ORDER BY seq`));
