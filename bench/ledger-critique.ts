@@ -7,11 +7,16 @@
  *    one transaction, and write the snapshot when the review closes the
  *    ledger). Beside each figure, baselines measured in the same run:
  *
- *   domain         the pure review alone (planCompletionReview + concludeCompletionReview) on the loaded state
+ *   domain         the pure review alone (draft, find the candidates, plan, conclude) on the loaded
+ *                  state, given the stored index keys and features as the service reads them
  *   pg rows        raw Postgres: SELECT of the same number of evidence rows from a plain table
  *   pg snap read   raw Postgres: SELECT of the ledger's snapshot row (jsonb, parsed)
  *   pg snap r+w    raw Postgres: that SELECT plus writing the same jsonb back, in one transaction
  *                  (what every write paid while each one rewrote the snapshot)
+ *   snapshot KB    the ledger state as JSON: what a cold read loads and a snapshot write writes
+ *   features KB    what the critic read from the evidence, as JSON, kept apart from the state
+ *                  (ledger_observations): a review reads every item's index keys and the
+ *                  words of only the candidates it judges
  *
  * 2. The cost of one ledger.recordEvidence write (a 1-item batch) into a
  *    ledger that already holds that many items:
@@ -36,12 +41,13 @@ import { Registry } from 'prom-client';
 import { LEDGER_LIMITS, type EvidenceInput } from '@vouch/contracts';
 import { createPool, runMigrations, withTransaction, type Pool } from '@vouch/platform';
 import { TEST_DATABASE_URL, useTestSchema } from '@vouch/testing';
-import { concludeCompletionReview, openLedger, planCompletionReview, recordEvidence } from '../services/ledger-critic/src/domain/ledger-commands.js';
+import { concludeCompletionReview, draftCompletionReview, findReviewCandidates, openLedger, planCompletionReview, recordEvidence } from '../services/ledger-critic/src/domain/ledger-commands.js';
 import type { LedgerEvent } from '../services/ledger-critic/src/domain/ledger-events.js';
+import type { StoredObservation } from '../services/ledger-critic/src/domain/observation-features.js';
 import type { LedgerState } from '../services/ledger-critic/src/domain/replay-ledger.js';
 import { MIGRATIONS_DIR } from '../services/ledger-critic/src/ledger-critic-service.js';
 import { createLedgerCommands } from '../services/ledger-critic/src/ledger-handlers.js';
-import { SNAPSHOT_EVERY, appendEvents, loadLedger, saveSnapshot, type LedgerKey } from '../services/ledger-critic/src/ledger-store.js';
+import { SNAPSHOT_EVERY, appendEvents, loadLedger, saveObservations, saveSnapshot, type LedgerKey } from '../services/ledger-critic/src/ledger-store.js';
 import { createLlmCritic } from '../services/ledger-critic/src/llm-critic.js';
 import { createLedgerMetrics } from '../services/ledger-critic/src/metrics.js';
 
@@ -73,18 +79,20 @@ function evidenceItem(i: number): EvidenceInput {
   return { kind: 'delivery_result', toolName: 'deploy', success: true, summary: `deploy step ${i}: api-${k} v1.${k}.0 rolled out to host-${k}, ${i % 5} pods restarted` };
 }
 
-/** The events and final state of a ledger holding n evidence items, built with the domain commands. */
-function buildLedger(runId: string, n: number): { events: LedgerEvent[]; state: LedgerState } {
+/** The events, stored features and final state of a ledger holding n evidence items, built with the domain commands. */
+function buildLedger(runId: string, n: number): { events: LedgerEvent[]; observations: StoredObservation[]; state: LedgerState } {
   const opened = openLedger(undefined, { runId, goal: GOAL, policy: 'full', cycleBudget: 3, at: AT });
   const events = [...opened.events];
+  const observations: StoredObservation[] = [];
   let state = opened.state;
   for (let start = 0; start < n; start += BATCH) {
     const items = Array.from({ length: Math.min(BATCH, n - start) }, (_, j) => evidenceItem(start + j));
     const decision = recordEvidence(state, { runId, items, at: AT });
     events.push(...decision.events);
+    observations.push(...decision.observations);
     state = decision.state;
   }
-  return { events, state };
+  return { events, observations, state };
 }
 
 interface Row {
@@ -95,6 +103,8 @@ interface Row {
   pgSnapRead: number;
   pgSnapReadWrite: number;
   snapshotKb: number;
+  /** The stored features of all its evidence (ledger_observations), as JSON. */
+  featuresKb: number;
   decision: string;
 }
 
@@ -109,13 +119,14 @@ function newCommands(pool: Pool): ReturnType<typeof createLedgerCommands> {
  * head, as a ledger that grew through many writes has one at most
  * SNAPSHOT_EVERY events back.
  */
-async function storeLedger(pool: Pool, key: LedgerKey, n: number): Promise<LedgerState> {
+async function storeLedger(pool: Pool, key: LedgerKey, n: number): Promise<{ state: LedgerState; observations: StoredObservation[] }> {
   const built = buildLedger(key.runId, n);
   await withTransaction(pool, async (tx) => {
     await appendEvents(tx, key, 0, built.events, built.state);
+    for (let start = 0; start < built.observations.length; start += BATCH) await saveObservations(tx, key, built.observations.slice(start, start + BATCH));
     await saveSnapshot(tx, key, built.state);
   });
-  return built.state;
+  return { state: built.state, observations: built.observations };
 }
 
 async function measure(pool: Pool, n: number): Promise<Row> {
@@ -138,11 +149,15 @@ async function measure(pool: Pool, n: number): Promise<Row> {
   const pgSnapRead: number[] = [];
   const pgSnapReadWrite: number[] = [];
   let snapshotKb = 0;
+  let featuresKb = 0;
   let decision = '';
   for (let rep = 0; rep <= REPS; rep++) {
     const key = { tenant: TENANT, runId: `bench-${n}-${rep}` };
-    await storeLedger(pool, key, n);
+    const { observations } = await storeLedger(pool, key, n);
     const loaded = (await loadLedger(pool, key))!;
+    const inMemory = observations.map((o) => o.features);
+    const keys = inMemory.map((f) => f.k);
+    const features = new Map(observations.map((o) => [o.seq, o.features]));
 
     // The service path: what a ledger.proposeCompletion job does once it holds the input.
     let outcome: Awaited<ReturnType<typeof commands.proposeCompletion>> | undefined;
@@ -153,9 +168,10 @@ async function measure(pool: Pool, n: number): Promise<Row> {
 
     // The pure review alone, on the same state the service loaded.
     const tDomain = await timed(() => {
-      const plan = planCompletionReview(loaded, { runId: key.runId, proposalId: `domain-${rep}`, summary: SUMMARY, openItems: [], at: AT }, { llmConfigured: false });
-      if (plan.kind !== 'review') throw new Error('expected a fresh review');
-      concludeCompletionReview(loaded, plan.review, { ran: false, note: 'bench' });
+      const start = draftCompletionReview(loaded, { runId: key.runId, proposalId: `domain-${rep}`, summary: SUMMARY, openItems: [], at: AT });
+      if (start.kind !== 'draft') throw new Error('expected a fresh review');
+      const review = planCompletionReview(start.draft, findReviewCandidates(start.draft, keys), features, { llmConfigured: false });
+      concludeCompletionReview(loaded, review, { ran: false, note: 'bench' });
     });
 
     const tRows = await timed(() => pool.query(`SELECT seq, kind, tool_name, success, summary FROM bench_evidence ORDER BY seq`));
@@ -167,6 +183,7 @@ async function measure(pool: Pool, n: number): Promise<Row> {
       }),
     );
     snapshotKb = Buffer.byteLength(JSON.stringify(loaded)) / 1024;
+    featuresKb = Buffer.byteLength(JSON.stringify(inMemory)) / 1024;
     if (rep === 0) continue; // warm-up
     critique.push(tCritique);
     domain.push(tDomain);
@@ -174,7 +191,7 @@ async function measure(pool: Pool, n: number): Promise<Row> {
     pgSnapRead.push(tSnapRead);
     pgSnapReadWrite.push(tSnapReadWrite);
   }
-  return { n, critique: median(critique), domain: median(domain), pgRows: median(pgRows), pgSnapRead: median(pgSnapRead), pgSnapReadWrite: median(pgSnapReadWrite), snapshotKb, decision };
+  return { n, critique: median(critique), domain: median(domain), pgRows: median(pgRows), pgSnapRead: median(pgSnapRead), pgSnapReadWrite: median(pgSnapReadWrite), snapshotKb, featuresKb, decision };
 }
 
 interface WriteRow {
@@ -192,7 +209,7 @@ const WRITES_PER_SIZE = 2 * (REPS + 1);
 async function measureWrite(pool: Pool, n: number): Promise<WriteRow> {
   const held = Math.min(n, LEDGER_LIMITS.evidencePerLedger - WRITES_PER_SIZE);
   const key = { tenant: TENANT, runId: `write-${n}` };
-  const state = await storeLedger(pool, key, held);
+  const { state } = await storeLedger(pool, key, held);
   let job = 0;
   const writeOne = (commands: ReturnType<typeof createLedgerCommands>) => {
     job += 1;
@@ -242,13 +259,15 @@ try {
 
   console.log(`ledger critique, ${CLAIMS} claims, rule critic only; median of ${REPS} repetitions after 1 warm-up; times in ms`);
   const rows: Row[] = [];
-  const header = `${'evidence'.padStart(8)} ${'critique'.padStart(9)} ${'domain'.padStart(9)} ${'pg rows'.padStart(9)} ${'pg snap'.padStart(9)} ${'pg snap'.padStart(9)} ${'snapshot'.padStart(9)}  decision`;
+  const header = `${'evidence'.padStart(8)} ${'critique'.padStart(9)} ${'domain'.padStart(9)} ${'pg rows'.padStart(9)} ${'pg snap'.padStart(9)} ${'pg snap'.padStart(9)} ${'snapshot'.padStart(9)} ${'features'.padStart(9)}  decision`;
   console.log(header);
-  console.log(`${''.padStart(8)} ${'(service)'.padStart(9)} ${'(pure)'.padStart(9)} ${'SELECT n'.padStart(9)} ${'read'.padStart(9)} ${'read+wr'.padStart(9)} ${'KB'.padStart(9)}`);
+  console.log(`${''.padStart(8)} ${'(service)'.padStart(9)} ${'(pure)'.padStart(9)} ${'SELECT n'.padStart(9)} ${'read'.padStart(9)} ${'read+wr'.padStart(9)} ${'KB'.padStart(9)} ${'KB apart'.padStart(9)}`);
   for (const n of SIZES) {
     const row = await measure(pool, n);
     rows.push(row);
-    console.log(`${String(n).padStart(8)} ${ms(row.critique)} ${ms(row.domain)} ${ms(row.pgRows)} ${ms(row.pgSnapRead)} ${ms(row.pgSnapReadWrite)} ${row.snapshotKb.toFixed(0).padStart(9)}  ${row.decision}`);
+    console.log(
+      `${String(n).padStart(8)} ${ms(row.critique)} ${ms(row.domain)} ${ms(row.pgRows)} ${ms(row.pgSnapRead)} ${ms(row.pgSnapReadWrite)} ${row.snapshotKb.toFixed(0).padStart(9)} ${row.featuresKb.toFixed(0).padStart(9)}  ${row.decision}`,
+    );
   }
 
   console.log('\ngrowth per step (time ratio beside the evidence ratio; linear growth has them equal)');

@@ -15,13 +15,36 @@ import {
 import { handle, withTransaction, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
 import type { z } from 'zod';
 import { buildCriticPrompt } from './domain/critic-packet.js';
-import { concludeCompletionReview, openLedger, planCompletionReview, recordEvidence, reviewStanding, type Decision, type LlmCriticResult } from './domain/ledger-commands.js';
+import {
+  concludeCompletionReview,
+  draftCompletionReview,
+  findReviewCandidates,
+  openLedger,
+  planCompletionReview,
+  recordEvidence,
+  reviewStanding,
+  type Decision,
+  type LlmCriticResult,
+  type ProposeCompletionCommand,
+  type ReviewPlan,
+} from './domain/ledger-commands.js';
 import type { LedgerEvent } from './domain/ledger-events.js';
+import { currentFeatures, currentKeys, extractObservationFeatures, observeEvidence, type ObservationFeatures, type StoredObservation } from './domain/observation-features.js';
 import { toLedgerSnapshot, toLedgerView, type LedgerState } from './domain/replay-ledger.js';
 import { renderLedger } from './domain/render-ledger.js';
 import { isClosed } from './domain/terminal-status.js';
 import { LedgerCache, freezeApplied, loadCommitted } from './ledger-cache.js';
-import { appendEvents, findProcessedJob, readHead, recordProcessedJob, LedgerWriteConflict, type LedgerKey } from './ledger-store.js';
+import {
+  appendEvents,
+  findProcessedJob,
+  readHead,
+  readObservationKeys,
+  readObservations,
+  recordProcessedJob,
+  saveObservations,
+  LedgerWriteConflict,
+  type LedgerKey,
+} from './ledger-store.js';
 import type { LlmCritic } from './llm-critic.js';
 import type { LedgerMetrics } from './metrics.js';
 
@@ -124,7 +147,11 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
    * in the same transaction, so a re-run of the job returns that result
    * instead of appending again.
    */
-  async function write<R>(key: LedgerKey, job: { jobId: string; operation: string }, decide: (state: LedgerState | undefined) => { events: LedgerEvent[]; state: LedgerState; result: R }): Promise<R> {
+  async function write<R>(
+    key: LedgerKey,
+    job: { jobId: string; operation: string },
+    decide: (state: LedgerState | undefined) => { events: LedgerEvent[]; state: LedgerState; result: R; observations?: readonly StoredObservation[] },
+  ): Promise<R> {
     for (let tries = 1; ; tries++) {
       try {
         const { result, committed } = await withTransaction(pool, async (tx): Promise<{ result: R; committed?: Pick<Decision, 'events' | 'state'> | undefined }> => {
@@ -135,6 +162,8 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
           const decision = decide(current);
           if (decision.events.length === 0) return { result: decision.result, committed: current && { events: [], state: current } };
           await appendEvents(tx, key, expectedVersion, decision.events, decision.state);
+          // The features of recorded evidence commit with it or not at all.
+          if (decision.observations) await saveObservations(tx, key, decision.observations);
           await recordProcessedJob(tx, { key, jobId: job.jobId, operation: job.operation, expectedVersion, result: decision.result });
           return { result: decision.result, committed: decision };
         });
@@ -162,6 +191,32 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
     return state;
   }
 
+  /**
+   * Plans a review, reading from ledger_observations only what it needs: the
+   * index keys of the evidence it sees, then the features of the candidates
+   * it judges. Items with no current row (recorded before the table existed,
+   * or read by an older FEATURES_VERSION) are read again from their summary,
+   * and their rows filled in for the next review.
+   */
+  async function planReview(key: LedgerKey, state: LedgerState | undefined, cmd: ProposeCompletionCommand): Promise<ReviewPlan> {
+    const start = draftCompletionReview(state, cmd);
+    if (start.kind === 'already_reviewed') return start;
+    const { draft } = start;
+    const { evidence } = draft.ledger;
+    const stored = currentKeys(evidence.length, await readObservationKeys(pool, key, evidence.length));
+    const rebuilt = observeEvidence(stored.stale.map((seq) => evidence[seq - 1] as (typeof evidence)[number]));
+    if (rebuilt.length) {
+      await saveObservations(pool, key, rebuilt);
+      deps.logger?.info({ runId: key.runId, items: rebuilt.length }, 'rebuilt the stored features of evidence recorded without them');
+    }
+    const features = new Map<number, ObservationFeatures>(rebuilt.map((o) => [o.seq, o.features]));
+    const keys = stored.keys.map((k, i) => k ?? (features.get(i + 1) as ObservationFeatures).k);
+    const found = findReviewCandidates(draft, keys);
+    const wanted = found.seqs.filter((seq) => !features.has(seq));
+    for (const o of currentFeatures(evidence, wanted, await readObservations(pool, key, wanted))) features.set(o.seq, o.features);
+    return { kind: 'review', review: planCompletionReview(draft, found, features, { llmConfigured: critic.configured }) };
+  }
+
   function countReview(outcome: CritiqueOutcome, claims: ReadonlyArray<{ status: string }>, llm: LlmCriticResult, seconds: number): void {
     metrics.critiques.inc({ decision: outcome.decision });
     if (isClosed(outcome.status)) metrics.terminalStatus.inc({ status: outcome.status });
@@ -184,8 +239,10 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
     async recordEvidence(caller, input) {
       rejectNulCharacters(input);
       const key = { tenant: caller.tenant, runId: input.runId };
+      // Read before the ledger is locked: a large batch takes a while to read, and the features depend on nothing in the ledger.
+      const features = input.items.map((item) => extractObservationFeatures(item.summary, item.toolName));
       return write(key, { jobId: caller.jobId, operation: ledgerRecordEvidence.name }, (state) => {
-        const decision = recordEvidence(state, { runId: input.runId, items: input.items, at: now() });
+        const decision = recordEvidence(state, { runId: input.runId, items: input.items, at: now(), features });
         const result = { runId: input.runId, status: decision.state.status, version: decision.state.version, recorded: decision.recorded, evidenceCount: decision.state.evidence.length };
         return { ...decision, result };
       });
@@ -198,11 +255,14 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
       for (let tries = 1; ; tries++) {
         const state = await load(key);
         // The proposal id is the job id: a re-run of this job finds its review recorded and gets it back.
-        const plan = planCompletionReview(
-          state,
-          { runId: input.runId, proposalId: caller.jobId, summary: input.summary, visibleAnswer: input.visibleAnswer, openItems: input.openItems, at: now() },
-          { llmConfigured: critic.configured },
-        );
+        const plan = await planReview(key, state, {
+          runId: input.runId,
+          proposalId: caller.jobId,
+          summary: input.summary,
+          visibleAnswer: input.visibleAnswer,
+          openItems: input.openItems,
+          at: now(),
+        });
         if (plan.kind === 'already_reviewed') return plan.outcome;
         const { review } = plan;
         // The LLM call runs outside any transaction: it may take a minute.

@@ -1,12 +1,15 @@
 import type { LedgerStatus } from '@vouch/contracts';
 import type { Queryable } from '@vouch/platform';
 import { parseLedgerEvent, type LedgerEvent } from './domain/ledger-events.js';
+import type { ObservationFeatures, StoredObservation } from './domain/observation-features.js';
 import { applyEvents, type LedgerState } from './domain/replay-ledger.js';
 import { isClosed } from './domain/terminal-status.js';
+import { SNAPSHOT_FORMAT, lacksBaseVersions, upcastSnapshot } from './domain/upcast-snapshot.js';
 
 /**
  * Postgres I/O of the ledger, and nothing else: the event stream, its head
- * row, its periodic snapshot, and the processed-job records. Every decision is made by the pure
+ * row, its periodic snapshot, the features the critic read from each evidence
+ * item, and the processed-job records. Every decision is made by the pure
  * domain; callers run the writes in one transaction (withTransaction).
  */
 
@@ -80,10 +83,27 @@ export async function readHead(db: Queryable, key: LedgerKey, opts: { lock?: boo
   return row && { version: row.version, status: row.status, snapshotVersion: row.snapshot_version };
 }
 
-/** The ledger's latest snapshot: the fold of its events up to the snapshot's version; undefined when none was written yet. */
+/**
+ * The ledger's latest snapshot: the fold of its events up to the snapshot's
+ * version; undefined when none was written yet. A snapshot an earlier version
+ * of the service wrote is upcast to today's state (upcast-snapshot.ts).
+ */
 export async function loadSnapshot(db: Queryable, key: LedgerKey): Promise<LedgerState | undefined> {
-  const { rows } = await db.query<{ state: LedgerState }>(`SELECT state FROM ledger_snapshots WHERE tenant = $1 AND run_id = $2`, [key.tenant, key.runId]);
-  return rows[0]?.state;
+  const { rows } = await db.query<{ state: unknown; format: number }>(`SELECT state, format FROM ledger_snapshots WHERE tenant = $1 AND run_id = $2`, [key.tenant, key.runId]);
+  const row = rows[0];
+  if (!row) return undefined;
+  if (row.format === SNAPSHOT_FORMAT) return row.state as LedgerState;
+  const version = (row.state as { version?: number }).version ?? 0;
+  return upcastSnapshot(row.state, lacksBaseVersions(row.state) ? await readCritiqueSeqs(db, key, version) : []);
+}
+
+/** The seqs of the ledger's critique_recorded events up to `throughVersion`, in order: cycle k's is the k-th. */
+async function readCritiqueSeqs(db: Queryable, key: LedgerKey, throughVersion: number): Promise<number[]> {
+  const { rows } = await db.query<{ seq: number }>(
+    `SELECT seq FROM ledger_events WHERE tenant = $1 AND run_id = $2 AND seq <= $3 AND type = 'critique_recorded' ORDER BY seq`,
+    [key.tenant, key.runId, throughVersion],
+  );
+  return rows.map((r) => r.seq);
 }
 
 /**
@@ -100,9 +120,9 @@ export async function loadLedger(db: Queryable, key: LedgerKey): Promise<LedgerS
 /** Replaces the ledger's snapshot with `state`, which must be the fold of its events up to state.version. */
 export async function saveSnapshot(tx: Queryable, key: LedgerKey, state: LedgerState): Promise<void> {
   await tx.query(
-    `INSERT INTO ledger_snapshots (tenant, run_id, version, state) VALUES ($1, $2, $3, $4::jsonb)
-     ON CONFLICT (tenant, run_id) DO UPDATE SET version = EXCLUDED.version, state = EXCLUDED.state, updated_at = now()`,
-    [key.tenant, key.runId, state.version, JSON.stringify(state)],
+    `INSERT INTO ledger_snapshots (tenant, run_id, version, state, format) VALUES ($1, $2, $3, $4::jsonb, $5)
+     ON CONFLICT (tenant, run_id) DO UPDATE SET version = EXCLUDED.version, state = EXCLUDED.state, format = EXCLUDED.format, updated_at = now()`,
+    [key.tenant, key.runId, state.version, JSON.stringify(state), SNAPSHOT_FORMAT],
   );
   await tx.query(`UPDATE ledger_heads SET snapshot_version = $3 WHERE tenant = $1 AND run_id = $2`, [key.tenant, key.runId, state.version]);
 }
@@ -163,6 +183,44 @@ export async function readEvents(db: Queryable, key: LedgerKey, afterVersion = 0
     if (event.seq !== row.seq) throw new Error(`ledger ${key.runId}: the event stored at seq ${row.seq} says seq ${event.seq}`);
     return event;
   });
+}
+
+/**
+ * Stores the features of evidence items. Run it in the transaction that
+ * appends their evidence_recorded event, so an item never exists without its
+ * row (nor a row without its item). Outside one it fills in rows rebuilt for
+ * items recorded before they were stored, or read by an older FEATURES_VERSION;
+ * a row of a newer version (a newer replica wrote it) is left as it is.
+ */
+export async function saveObservations(db: Queryable, key: LedgerKey, observations: readonly StoredObservation[]): Promise<void> {
+  if (observations.length === 0) return;
+  await db.query(
+    `INSERT INTO ledger_observations (tenant, run_id, seq, features_version, keys, reading)
+     SELECT $1, $2, o.seq, o.v, o.k, o.r FROM jsonb_to_recordset($3::jsonb) AS o(seq integer, v integer, k jsonb, r jsonb)
+     ON CONFLICT (tenant, run_id, seq) DO UPDATE SET features_version = EXCLUDED.features_version, keys = EXCLUDED.keys, reading = EXCLUDED.reading
+     WHERE ledger_observations.features_version < EXCLUDED.features_version`,
+    [key.tenant, key.runId, JSON.stringify(observations.map(({ seq, features: { v, k, ...reading } }) => ({ seq, v, k, r: reading })))],
+  );
+}
+
+/** The index keys stored for the ledger's evidence seq 1 to `throughSeq`, with the features version that read them; items without a row are absent. */
+export async function readObservationKeys(db: Queryable, key: LedgerKey, throughSeq: number): Promise<Array<{ seq: number; v: number; k: string[] }>> {
+  if (throughSeq < 1) return [];
+  const { rows } = await db.query<{ seq: number; v: number; k: string[] }>(
+    `SELECT seq, features_version AS v, keys AS k FROM ledger_observations WHERE tenant = $1 AND run_id = $2 AND seq <= $3 ORDER BY seq`,
+    [key.tenant, key.runId, throughSeq],
+  );
+  return rows;
+}
+
+/** The stored features of the given evidence seqs; items without a row are absent. */
+export async function readObservations(db: Queryable, key: LedgerKey, seqs: readonly number[]): Promise<StoredObservation[]> {
+  if (seqs.length === 0) return [];
+  const { rows } = await db.query<{ seq: number; v: number; k: string[]; r: Omit<ObservationFeatures, 'v' | 'k'> }>(
+    `SELECT seq, features_version AS v, keys AS k, reading AS r FROM ledger_observations WHERE tenant = $1 AND run_id = $2 AND seq = ANY($3::int[]) ORDER BY seq`,
+    [key.tenant, key.runId, seqs],
+  );
+  return rows.map((row) => ({ seq: row.seq, features: { v: row.v, ...row.r, k: row.k } }));
 }
 
 /** The result a job recorded when it wrote, if it did. */

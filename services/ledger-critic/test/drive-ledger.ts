@@ -1,6 +1,7 @@
 import type { CritiqueOutcome, EvidenceInput, OpenItem, ReviewPolicy } from '@vouch/contracts';
-import { concludeCompletionReview, openLedger, planCompletionReview, recordEvidence, type CompletionReview, type LlmCriticResult } from '../src/domain/ledger-commands.js';
+import { concludeCompletionReview, openLedger, recordEvidence, reviewInMemory, type CompletionReview, type LlmCriticResult } from '../src/domain/ledger-commands.js';
 import type { LedgerEvent } from '../src/domain/ledger-events.js';
+import type { ObservationFeatures } from '../src/domain/observation-features.js';
 import type { LedgerState } from '../src/domain/replay-ledger.js';
 
 /**
@@ -11,6 +12,8 @@ export class LedgerDriver {
   readonly events: LedgerEvent[] = [];
   state: LedgerState | undefined;
   readonly reviews: CompletionReview[] = [];
+  /** What the critic read from each evidence item when it was recorded, by position: what the service keeps in ledger_observations. */
+  readonly observations: ObservationFeatures[] = [];
   private clock = Date.parse('2025-03-01T10:00:00.000Z');
   private attempts = 0;
 
@@ -37,6 +40,7 @@ export class LedgerDriver {
     const decision = recordEvidence(this.state, { runId: this.runId, items, at: this.now() });
     this.events.push(...decision.events);
     this.state = decision.state;
+    for (const o of decision.observations) this.observations[o.seq - 1] = o.features;
     return decision.recorded;
   }
 
@@ -51,10 +55,11 @@ export class LedgerDriver {
     during?: EvidenceInput[];
   }): CritiqueOutcome {
     const proposalId = input.proposalId ?? `job-${++this.attempts}`;
-    const plan = planCompletionReview(
+    const plan = reviewInMemory(
       this.state,
       { runId: this.runId, proposalId, summary: input.summary, visibleAnswer: input.visibleAnswer, openItems: input.openItems ?? [], at: this.now() },
       { llmConfigured: input.llm !== undefined },
+      this.observations,
     );
     if (plan.kind === 'already_reviewed') return plan.outcome;
     const { review } = plan;

@@ -10,7 +10,7 @@ import {
   type VouchError,
 } from '@vouch/contracts';
 import { describe, expect, it } from 'vitest';
-import { openLedger, planCompletionReview, recordEvidence } from '../src/domain/ledger-commands.js';
+import { draftCompletionReview, openLedger, recordEvidence } from '../src/domain/ledger-commands.js';
 import type { LedgerState } from '../src/domain/replay-ledger.js';
 import { LedgerDriver, ok } from './drive-ledger.js';
 
@@ -35,7 +35,7 @@ describe('bad input gets a clear 4xx and changes nothing', () => {
     expect(error).toBeInstanceOf(NotFoundError);
     expect(error.httpStatus).toBe(404);
     expect(error.message).toBe('no ledger for run "nope-1": open one with ledger.open first');
-    expect(thrown(() => planCompletionReview(undefined, { runId: 'nope-1', proposalId: 'j', summary: 's', openItems: [], at: AT }, { llmConfigured: false }))).toBeInstanceOf(NotFoundError);
+    expect(thrown(() => draftCompletionReview(undefined, { runId: 'nope-1', proposalId: 'j', summary: 's', openItems: [], at: AT }))).toBeInstanceOf(NotFoundError);
   });
 
   it('evidence for a closed ledger is a 409 naming the status and the way out', () => {

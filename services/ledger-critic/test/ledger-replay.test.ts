@@ -1,7 +1,7 @@
 import { EVIDENCE_KINDS, VouchError, type EvidenceInput } from '@vouch/contracts';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { concludeCompletionReview, planCompletionReview, reviewStanding } from '../src/domain/ledger-commands.js';
+import { concludeCompletionReview, reviewInMemory, reviewStanding } from '../src/domain/ledger-commands.js';
 import { parseLedgerEvent, type LedgerEvent } from '../src/domain/ledger-events.js';
 import { LedgerStreamError, applyEvent, replayLedger, toLedgerSnapshot, type LedgerState } from '../src/domain/replay-ledger.js';
 import { canTransition } from '../src/domain/terminal-status.js';
@@ -85,7 +85,7 @@ describe('a review that evidence overtakes while the critics run', () => {
     run.open(domain.goal);
     run.record(domain.evidence[0]!);
     const plan = (proposalId: string) => {
-      const planned = planCompletionReview(run.ledger, { runId: run.runId, proposalId, summary: domain.summary, openItems: [], at: run.now() }, { llmConfigured: false });
+      const planned = reviewInMemory(run.ledger, { runId: run.runId, proposalId, summary: domain.summary, openItems: [], at: run.now() }, { llmConfigured: false }, run.observations);
       if (planned.kind !== 'review') throw new Error('expected a review');
       return planned.review;
     };

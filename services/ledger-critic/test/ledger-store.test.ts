@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLedger, recordEvidence } from '../src/domain/ledger-commands.js';
 import { replayLedger, type LedgerState } from '../src/domain/replay-ledger.js';
-import { LedgerWriteConflict, SNAPSHOT_EVERY, appendEvents, loadLedger, loadSnapshot, readEvents, readHead, type LedgerKey } from '../src/ledger-store.js';
+import { LedgerWriteConflict, SNAPSHOT_EVERY, appendEvents, loadLedger, loadSnapshot, readEvents, readHead, readObservationKeys, type LedgerKey } from '../src/ledger-store.js';
 import { failed, ok } from './drive-ledger.js';
 import { commandsOn, useLedgerDatabase, type LedgerDatabase } from './ledger-test-env.js';
 
@@ -134,6 +134,8 @@ describe('the ledger store on Postgres', () => {
         expect(stored.version).toBe(events.length);
         expect(replayLedger(events)).toStrictEqual(stored);
         expect(await readHead(db.pool, key)).toMatchObject({ version: events.length, status: stored.status });
+        // Every evidence item has its stored features, kept apart from the state.
+        expect((await readObservationKeys(db.pool, key, stored.evidence.length)).map((r) => r.seq)).toEqual(stored.evidence.map((e) => e.seq));
         // A snapshot, where one was written (a closed ledger has one), is the replay of the events up to its version.
         const snapshot = await loadSnapshot(db.pool, key);
         if (snapshot) expect(replayLedger(events.slice(0, snapshot.version))).toStrictEqual(snapshot);

@@ -1,7 +1,7 @@
 import type { CompletionEvidence, EvidenceInput } from '@vouch/contracts';
 import { describe, expect, it } from 'vitest';
 import { deriveClaims } from '../src/domain/derive-claims.js';
-import { buildEvidenceIndex, reconcileClaims, unresolvedFailures } from '../src/domain/reconcile-claims.js';
+import { readEvidenceInMemory, reconcileClaims, unresolvedFailures } from '../src/domain/reconcile-claims.js';
 import { failed, ok } from './drive-ledger.js';
 import { TASK_DOMAINS } from './task-domains.js';
 
@@ -119,7 +119,7 @@ describe('failed observations', () => {
       ok('tool_result', 'shell', 'npm test: 48 passing, cart.spec.ts green'),
       ok('tool_result', 'shell', 'ls dist'),
     ]);
-    expect(unresolvedFailures(buildEvidenceIndex(evidence)).map((e) => e.id)).toEqual(['ev-2']);
+    expect(unresolvedFailures(readEvidenceInMemory(evidence).index).map((e) => e.id)).toEqual(['ev-2']);
   });
 });
 

@@ -2,7 +2,7 @@ import type { CriticPacket, CritiqueOutcome, EvidenceInput, LedgerSnapshot } fro
 import { startOllamaTestServer, type OllamaTestServer } from '@vouch/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLedger, toLedgerView } from '../src/domain/replay-ledger.js';
-import { readEvents } from '../src/ledger-store.js';
+import { readEvents, readObservationKeys } from '../src/ledger-store.js';
 import { ok } from './drive-ledger.js';
 import { LedgerJobs, startLedgerServiceUnderTest, type LedgerServiceUnderTest } from './ledger-test-env.js';
 
@@ -107,6 +107,8 @@ describe('a completion proposal while evidence streams into the same run', () =>
     // Replaying the stream rebuilds the ledger exactly.
     const snapshot = await jobs.run<LedgerSnapshot>('ledger.get', 'acme', { runId });
     expect(toLedgerView(replayLedger(await readEvents(svc.service.pool, key))!)).toStrictEqual(snapshot);
+    // Every item streamed in has its stored features, once.
+    expect((await readObservationKeys(svc.service.pool, key, 1 + WRITES)).map((r) => r.seq)).toEqual(Array.from({ length: 1 + WRITES }, (_, i) => i + 1));
   }, 120_000);
 
   it('reviews every proposal of several runs, the rule critic alone, each amid 99 parallel evidence writes', async () => {

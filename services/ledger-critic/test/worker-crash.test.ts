@@ -5,7 +5,7 @@ import { TEST_DATABASE_URL, TEST_REDIS_URL, eventually, spawnTsProcess, startOll
 import { createPool, type Pool } from '@vouch/platform';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { replayLedger } from '../src/domain/replay-ledger.js';
-import { loadLedger, readEvents } from '../src/ledger-store.js';
+import { loadLedger, readEvents, readObservationKeys } from '../src/ledger-store.js';
 import { ok } from './drive-ledger.js';
 import { LedgerJobs } from './ledger-test-env.js';
 
@@ -110,6 +110,7 @@ describe('a ledger-critic worker killed mid-critique', () => {
     expect(mine).toEqual(['completion_proposed', 'critique_recorded']);
     expect(events.map((e) => e.type)).toEqual(['ledger_opened', 'evidence_recorded', 'completion_proposed', 'critique_recorded', 'status_changed']);
     expect(replayLedger(events)).toStrictEqual(await loadLedger(pool, { tenant: 'acme', runId }));
+    expect((await readObservationKeys(pool, { tenant: 'acme', runId }, 10)).map((r) => r.seq)).toEqual([1, 2]);
 
     b.proc.kill('SIGTERM');
     expect(await b.exited).toBe(0);
@@ -142,6 +143,7 @@ describe('a ledger-critic worker killed mid-critique', () => {
     expect(mine).toEqual(['completion_proposed', 'critique_recorded']);
     expect(events).toHaveLength(5);
     expect(replayLedger(events)).toStrictEqual(await loadLedger(pool, { tenant: 'acme', runId }));
+    expect((await readObservationKeys(pool, { tenant: 'acme', runId }, 10)).map((r) => r.seq)).toEqual([1, 2]);
 
     b.proc.kill('SIGTERM');
     expect(await b.exited).toBe(0);

@@ -17,11 +17,11 @@ import {
 } from '@vouch/contracts';
 import { combineVerdicts, planLlmCritic, type LlmCriticPlan } from './combine-verdicts.js';
 import { buildCriticPacket, buildCriticPrompt, type CriticPrompt } from './critic-packet.js';
-import { deriveClaims } from './derive-claims.js';
+import { deriveClaims, type DerivedClaim } from './derive-claims.js';
 import type { LedgerEvent } from './ledger-events.js';
-import { extractObservationFeatures } from './observation-features.js';
 import { checkClaimJudgements, toCritiqueVerdict, type LlmVerdict } from './llm-verdict.js';
-import { buildEvidenceIndex, reconcileClaims, unresolvedFailures } from './reconcile-claims.js';
+import { observeEvidence, type ObservationFeatures, type StoredObservation } from './observation-features.js';
+import { candidateSeqs, findCandidates, indexEvidence, judgeCandidates, readEvidenceInMemory, unresolvedFailures, type ClaimCandidates, type EvidenceIndex, type FeaturesBySeq } from './reconcile-claims.js';
 import { applyEvents, type LedgerState } from './replay-ledger.js';
 import { ruleCritic, type CritiqueVerdict } from './rule-critic.js';
 import { isClosed, statusAfterCritique } from './terminal-status.js';
@@ -88,10 +88,20 @@ export interface RecordEvidenceCommand {
   runId: string;
   items: readonly EvidenceInput[];
   at: string;
+  /**
+   * What the critic reads from each item (extractObservationFeatures), when
+   * the caller read it already: the handler reads it before it locks the
+   * ledger, so a large batch does not hold the lock while it is read.
+   */
+  features?: readonly ObservationFeatures[];
 }
 
-/** Records a batch of observations, failures included; each gets an id and the next evidence seq. */
-export function recordEvidence(state: LedgerState | undefined, cmd: RecordEvidenceCommand): Decision & { recorded: Array<{ id: string; seq: number }> } {
+/**
+ * Records a batch of observations, failures included; each gets an id and the
+ * next evidence seq. `observations` are the features of the new items, to be
+ * stored (ledger_observations) in the transaction that appends the events.
+ */
+export function recordEvidence(state: LedgerState | undefined, cmd: RecordEvidenceCommand): Decision & { recorded: Array<{ id: string; seq: number }>; observations: StoredObservation[] } {
   const ledger = requireLedger(state, cmd.runId);
   if (isClosed(ledger.status)) throw closedError(ledger, 'evidence');
   if (cmd.items.length === 0) throw new BadInputError('items must hold at least one observation', [{ path: 'items', message: 'empty' }]);
@@ -102,6 +112,7 @@ export function recordEvidence(state: LedgerState | undefined, cmd: RecordEviden
       { runId: cmd.runId, evidenceCount: held, version: ledger.version },
     );
   }
+  if (cmd.features && cmd.features.length !== cmd.items.length) throw new Error(`a batch of ${cmd.items.length} items came with features of ${cmd.features.length}`);
   const items: CompletionEvidence[] = cmd.items.map((input, k) => {
     const seq = held + k + 1;
     return {
@@ -116,10 +127,11 @@ export function recordEvidence(state: LedgerState | undefined, cmd: RecordEviden
       recordedAt: cmd.at,
     };
   });
-  // Read once, here: every later review uses what is stored with the event.
-  const features = items.map((item) => extractObservationFeatures(item.summary, item.toolName));
-  const events: LedgerEvent[] = [{ type: 'evidence_recorded', seq: ledger.version + 1, at: cmd.at, items, features }];
-  return { events, state: after(ledger, events), recorded: items.map((i) => ({ id: i.id, seq: i.seq })) };
+  // Read once, here or by the handler: every later review uses what is stored.
+  const given = cmd.features;
+  const observations = given ? items.map((item, k) => ({ seq: item.seq, features: given[k] as ObservationFeatures })) : observeEvidence(items);
+  const events: LedgerEvent[] = [{ type: 'evidence_recorded', seq: ledger.version + 1, at: cmd.at, items }];
+  return { events, state: after(ledger, events), recorded: items.map((i) => ({ id: i.id, seq: i.seq })), observations };
 }
 
 export interface ProposeCompletionCommand {
@@ -152,11 +164,23 @@ export interface CompletionReview {
 export type ReviewPlan = { kind: 'review'; review: CompletionReview } | { kind: 'already_reviewed'; outcome: CritiqueOutcome };
 
 /**
- * Derives and reconciles the claims of a completion attempt, runs the rule
- * critic and builds the packet. A retried job finds its attempt already
- * reviewed and gets the recorded outcome back.
+ * A review before it has read the evidence: the ledger it read, the attempt
+ * and the claims derived from it. A review runs in three steps, so that the
+ * handler reads from the store only what each step needs: draft (no
+ * features), find the candidates (the index keys of the evidence the review
+ * sees), plan (the full features of those candidates only).
  */
-export function planCompletionReview(state: LedgerState | undefined, cmd: ProposeCompletionCommand, opts: { llmConfigured: boolean }): ReviewPlan {
+export interface ReviewDraft {
+  ledger: LedgerState;
+  cycle: number;
+  proposal: CompletionProposal;
+  claims: DerivedClaim[];
+}
+
+export type ReviewStart = { kind: 'draft'; draft: ReviewDraft } | { kind: 'already_reviewed'; outcome: CritiqueOutcome };
+
+/** Starts a review of a completion attempt: a retried job finds its attempt already reviewed and gets the recorded outcome back. */
+export function draftCompletionReview(state: LedgerState | undefined, cmd: ProposeCompletionCommand): ReviewStart {
   const ledger = requireLedger(state, cmd.runId);
   const done = ledger.critiques.find((c) => c.proposalId === cmd.proposalId);
   if (done) return { kind: 'already_reviewed', outcome: critiqueOutcome(ledger, done, true) };
@@ -170,17 +194,47 @@ export function planCompletionReview(state: LedgerState | undefined, cmd: Propos
     openItems: [...cmd.openItems],
     proposedAt: cmd.at,
   };
-  const index = buildEvidenceIndex(ledger.evidence, ledger.observations);
-  const derived = deriveClaims({ goal: ledger.goal, summary: cmd.summary, visibleAnswer: proposal.visibleAnswer }, { cycle });
-  const claims = reconcileClaims(derived, index, ledger.policy);
-  const failures = unresolvedFailures(index);
+  const claims = deriveClaims({ goal: ledger.goal, summary: cmd.summary, visibleAnswer: proposal.visibleAnswer }, { cycle });
+  return { kind: 'draft', draft: { ledger, cycle, proposal, claims } };
+}
+
+/** The evidence a drafted review judges: its index, each claim's candidates, and the seqs whose features it needs. */
+export interface ReviewCandidates {
+  index: EvidenceIndex;
+  claims: ClaimCandidates[];
+  /** Evidence seqs of every claim's candidates, ascending: the only features the review reads. */
+  seqs: number[];
+}
+
+/** Finds each claim's candidates among all the evidence the review sees, by the index keys stored for each item (by position). */
+export function findReviewCandidates(draft: ReviewDraft, keys: ReadonlyArray<readonly string[]>): ReviewCandidates {
+  const index = indexEvidence(draft.ledger.evidence, keys);
+  const claims = findCandidates(draft.claims, index);
+  return { index, claims, seqs: candidateSeqs(claims, index) };
+}
+
+/** Reconciles the claims with their candidates' features, runs the rule critic and builds the packet. */
+export function planCompletionReview(draft: ReviewDraft, found: ReviewCandidates, features: FeaturesBySeq, opts: { llmConfigured: boolean }): CompletionReview {
+  const { ledger, cycle, proposal } = draft;
+  const claims = judgeCandidates(found.claims, found.index, features, ledger.policy);
+  const failures = unresolvedFailures(found.index);
   const rule = ruleCritic({ claims, openItems: proposal.openItems, policy: ledger.policy });
   const packet = buildCriticPacket({ state: ledger, cycle, claims, openItems: proposal.openItems, failures, floor: rule });
   const llm = planLlmCritic(ledger.policy, rule.decision, opts.llmConfigured);
-  return {
-    kind: 'review',
-    review: { baseVersion: ledger.version, evidenceSeen: ledger.evidence.length, cycle, proposal, claims, failures, rule, packet, llm, ...(llm.run ? { prompt: buildCriticPrompt(packet) } : {}) },
-  };
+  return { baseVersion: ledger.version, evidenceSeen: ledger.evidence.length, cycle, proposal, claims, failures, rule, packet, llm, ...(llm.run ? { prompt: buildCriticPrompt(packet) } : {}) };
+}
+
+/**
+ * The three steps in one, with the evidence's features in memory (by
+ * position; read from the summaries where absent or stale): for tests, the
+ * critic corpus and benchmarks. The service reads them from the store.
+ */
+export function reviewInMemory(state: LedgerState | undefined, cmd: ProposeCompletionCommand, opts: { llmConfigured: boolean }, observations?: ReadonlyArray<ObservationFeatures | undefined>): ReviewPlan {
+  const start = draftCompletionReview(state, cmd);
+  if (start.kind === 'already_reviewed') return start;
+  const { index, features } = readEvidenceInMemory(start.draft.ledger.evidence, observations);
+  const found = findReviewCandidates(start.draft, index.keys);
+  return { kind: 'review', review: planCompletionReview(start.draft, found, features, opts) };
 }
 
 /** What the LLM critic did: not asked, answered, or failed (timeout, bad JSON); a failure leaves the rule verdict standing. */

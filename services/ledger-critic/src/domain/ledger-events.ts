@@ -12,7 +12,6 @@ import {
   fieldIssuesFromZod,
 } from '@vouch/contracts';
 import { z } from 'zod';
-import { ObservationFeaturesSchema } from './observation-features.js';
 
 /**
  * The ledger's event stream. Events record decisions already made (derived
@@ -37,15 +36,14 @@ export const LedgerOpenedEventSchema = z.object({
 
 /**
  * One batch of observations; each item carries its own id and evidence seq.
- * `features` holds what the critic read from each item when it was recorded
- * (observation-features.ts), so reviews never read a summary again; batches
- * recorded before it existed are read again on replay.
+ * What the critic reads from each item is kept apart (ledger_observations).
+ * Batches recorded by issue 8's first version carried it here as `features`:
+ * reading the event leaves it out (zod drops keys a schema does not name).
  */
 export const EvidenceRecordedEventSchema = z.object({
   ...eventBase,
   type: z.literal('evidence_recorded'),
   items: z.array(CompletionEvidenceSchema).min(1),
-  features: z.array(ObservationFeaturesSchema).optional(),
 });
 
 /** A completion attempt with the claims derived from it, reconciled with the evidence of that moment. */

@@ -1,14 +1,21 @@
 import type { CompletionEvidence } from '@vouch/contracts';
-import { z } from 'zod';
 import { stem } from './extract-features.js';
 import { readText, type ReadText, type Word } from './read-text.js';
 import type { Value } from './read-values.js';
 
 /**
  * What the critic reads from an observation, extracted once when it is
- * recorded and stored with its evidence_recorded event, so that a review
- * (which may run many times over a growing ledger) never reads the same
- * summary again. Compact: one tuple per word.
+ * recorded, so that a review (which may run many times over a growing ledger)
+ * never reads the same summary again. Compact: one tuple per word.
+ *
+ * They are derived data, not part of the ledger: they are kept in their own
+ * table (ledger_observations, one row per evidence item, written in the
+ * transaction that records the item), out of the event stream, the snapshot
+ * and the state reads return, which they made three times larger. A review
+ * reads the index keys of the evidence it saw and the full features of only
+ * the candidates it judges. Features depend on nothing but the item's summary,
+ * its tool and FEATURES_VERSION, so a missing or stale row is rebuilt from
+ * the summary to the same value.
  */
 
 /** Bumped when extraction changes; features of another version are read again from the summary. */
@@ -29,15 +36,6 @@ export interface ObservationFeatures {
   /** The keys the observation is found by (indexKeys), so a review only collects them. */
   k: string[];
 }
-
-export const ObservationFeaturesSchema = z.object({
-  v: z.number().int(),
-  w: z.array(z.array(z.any())),
-  f: z.array(z.array(z.string())),
-  h: z.number().int().nonnegative(),
-  t: z.array(z.string()),
-  k: z.array(z.string()),
-});
 
 export function extractObservationFeatures(summary: string, toolName: string | undefined): ObservationFeatures {
   const read = readText(summary);
@@ -86,10 +84,46 @@ export function indexKeys(features: Pick<ObservationFeatures, 'w' | 't'>): strin
   return [...keys];
 }
 
-/** Features of each item: the stored ones where they are current, else read again from the summary (evidence recorded before they were stored). */
-export function currentObservations(evidence: readonly CompletionEvidence[], stored: readonly ObservationFeatures[] | undefined): ObservationFeatures[] {
+/** The features of one evidence item, by its seq, as ledger_observations holds them. */
+export interface StoredObservation {
+  seq: number;
+  features: ObservationFeatures;
+}
+
+/** Reads the items' features from their summaries: when they are recorded, and for items whose stored features are missing or stale. */
+export function observeEvidence(items: ReadonlyArray<Pick<CompletionEvidence, 'seq' | 'summary' | 'toolName'>>): StoredObservation[] {
+  return items.map((item) => ({ seq: item.seq, features: extractObservationFeatures(item.summary, item.toolName) }));
+}
+
+/** Features of each item, read in memory from the stored ones where they are current (FEATURES_VERSION), else from the summary. */
+export function currentObservations(evidence: readonly CompletionEvidence[], stored?: ReadonlyArray<ObservationFeatures | undefined>): ObservationFeatures[] {
   return evidence.map((item, i) => {
     const features = stored?.[i];
     return features && features.v === FEATURES_VERSION ? features : extractObservationFeatures(item.summary, item.toolName);
+  });
+}
+
+/**
+ * The stored index keys of evidence seq 1 to `count` by position, where they
+ * are current; `stale` lists the seqs whose features must be read again from
+ * the summary (no row, or one another FEATURES_VERSION read).
+ */
+export function currentKeys(count: number, rows: ReadonlyArray<{ seq: number; v: number; k: string[] }>): { keys: Array<string[] | undefined>; stale: number[] } {
+  const keys: Array<string[] | undefined> = new Array<string[] | undefined>(count).fill(undefined);
+  for (const row of rows) if (row.v === FEATURES_VERSION && row.seq >= 1 && row.seq <= count) keys[row.seq - 1] = row.k;
+  const stale: number[] = [];
+  keys.forEach((k, i) => {
+    if (!k) stale.push(i + 1);
+  });
+  return { keys, stale };
+}
+
+/** The features of the wanted evidence seqs: the stored ones where current, else read again from the item's summary. */
+export function currentFeatures(evidence: readonly CompletionEvidence[], wanted: readonly number[], stored: readonly StoredObservation[]): StoredObservation[] {
+  const bySeq = new Map(stored.filter((o) => o.features.v === FEATURES_VERSION).map((o) => [o.seq, o.features]));
+  return wanted.map((seq) => {
+    const item = evidence[seq - 1];
+    if (!item || item.seq !== seq) throw new Error(`no evidence item at seq ${seq} to read features of`);
+    return { seq, features: bySeq.get(seq) ?? extractObservationFeatures(item.summary, item.toolName) };
   });
 }

@@ -11,12 +11,14 @@ import { currentObservations, observationReading, type ObservationFeatures } fro
  * the latest observation of that fact failed or reports a negative result,
  * blocked when that failure says the check could not be made.
  *
- * Candidates are found through an index of each observation's stored
- * features (observation-features.ts, extracted when it was recorded): word
- * stems and identifiers → positions. A claim's candidates are scored by the
- * keys they share with it, each weighted by how specific it is within this
- * ledger (the rarer, the heavier), and only the best are judged, so the
- * pass grows linearly with the evidence count.
+ * Candidates are found through an index of each observation's stored index
+ * keys (observation-features.ts, extracted when it was recorded): word stems
+ * and identifiers → positions. A claim's candidates are scored by the keys
+ * they share with it, each weighted by how specific it is within this ledger
+ * (the rarer, the heavier), and only the best are judged, so the pass grows
+ * linearly with the evidence count. Judging reads the full stored features of
+ * those candidates only: a review finds them first (findCandidates,
+ * candidateSeqs), reads their features, then judges (judgeCandidates).
  */
 
 /** Linked evidence ids kept per claim: the most recent ones, enough to audit without bloating the ledger. */
@@ -34,28 +36,45 @@ const BLOCKER_RE =
 
 export interface EvidenceIndex {
   evidence: readonly CompletionEvidence[];
-  /** Stored features of each evidence item, by position. */
-  observations: readonly ObservationFeatures[];
-  /** Index keys of each item, by position. */
+  /** Index keys of each item, by position (ObservationFeatures.k). */
   keys: ReadonlyArray<readonly string[]>;
   /** Key → positions of the evidence that has it, ascending. */
   postings: ReadonlyMap<string, readonly number[]>;
 }
 
-export function buildEvidenceIndex(evidence: readonly CompletionEvidence[], stored?: readonly ObservationFeatures[]): EvidenceIndex {
-  const observations = currentObservations(evidence, stored);
-  const keys: string[][] = [];
+/** Stored features of evidence items by their seq: at least those of the candidates a review judges. */
+export type FeaturesBySeq = ReadonlyMap<number, ObservationFeatures>;
+
+/** Indexes the evidence by the index keys stored with each item (by position). */
+export function indexEvidence(evidence: readonly CompletionEvidence[], keys: ReadonlyArray<readonly string[]>): EvidenceIndex {
+  if (keys.length !== evidence.length) throw new Error(`an evidence index needs the keys of all ${evidence.length} items, got ${keys.length}`);
   const postings = new Map<string, number[]>();
-  observations.forEach((features, i) => {
-    const own = features.k;
-    keys.push(own);
+  keys.forEach((own, i) => {
     for (const key of own) {
       const list = postings.get(key);
       if (list) list.push(i);
       else postings.set(key, [i]);
     }
   });
-  return { evidence, observations, keys, postings };
+  return { evidence, keys, postings };
+}
+
+/** Evidence with the features of every item in hand: what a review of evidence held in memory judges. */
+export interface EvidenceInMemory {
+  index: EvidenceIndex;
+  features: FeaturesBySeq;
+}
+
+/** Indexes evidence held in memory, with its features where given (by position, current ones only), else read from the summaries. */
+export function readEvidenceInMemory(evidence: readonly CompletionEvidence[], stored?: ReadonlyArray<ObservationFeatures | undefined>): EvidenceInMemory {
+  const observations = currentObservations(evidence, stored);
+  return {
+    index: indexEvidence(
+      evidence,
+      observations.map((f) => f.k),
+    ),
+    features: new Map(evidence.map((item, i) => [item.seq, observations[i] as ObservationFeatures])),
+  };
 }
 
 /** Critic feedback is an opinion, not an observation: it neither supports nor contradicts a claim. */
@@ -163,16 +182,38 @@ interface ClaimJudgement {
   linked: number[];
 }
 
-function judgeClaim(claim: DerivedClaim, reading: ClaimReading, index: EvidenceIndex, needed: boolean): ClaimJudgement {
+/** A claim read, with the positions of the evidence it is judged against: the best scored by the index keys they share. */
+export interface ClaimCandidates {
+  claim: DerivedClaim;
+  reading: ClaimReading;
+  candidates: number[];
+}
+
+/** Reads each claim and finds its candidates in the index; only their features are needed to judge it. */
+export function findCandidates(claims: readonly DerivedClaim[], index: EvidenceIndex): ClaimCandidates[] {
+  return claims.map((claim) => {
+    const reading = readClaim(claim.text, claim.kind);
+    return { claim, reading, candidates: candidates(index, claimKeys(reading), MAX_CANDIDATES) };
+  });
+}
+
+/** The evidence seqs whose features judging these claims reads, ascending. */
+export function candidateSeqs(found: readonly ClaimCandidates[], index: EvidenceIndex): number[] {
+  const positions = new Set(found.flatMap((f) => f.candidates));
+  return [...positions].sort((a, b) => a - b).map((i) => (index.evidence[i] as CompletionEvidence).seq);
+}
+
+function judgeClaim(reading: ClaimReading, found: readonly number[], index: EvidenceIndex, features: FeaturesBySeq, needed: boolean): ClaimJudgement {
   const { evidence } = index;
-  const keys = claimKeys(reading);
-  const found = candidates(index, keys, MAX_CANDIDATES);
   const views = new Map<number, ObservationView>();
   const view = (i: number): ObservationView => {
     let v = views.get(i);
     if (!v) {
       const item = evidence[i] as CompletionEvidence;
-      v = { read: observationReading(item.summary, index.observations[i] as ObservationFeatures), kind: item.kind };
+      const stored = features.get(item.seq);
+      // A bug, never a caller's mistake: the review read the features of its candidates (candidateSeqs).
+      if (!stored) throw new Error(`the features of evidence ${item.id} were not read for the review`);
+      v = { read: observationReading(item.summary, stored), kind: item.kind };
       views.set(i, v);
     }
     return v;
@@ -233,7 +274,7 @@ function judgeClaim(claim: DerivedClaim, reading: ClaimReading, index: EvidenceI
       return { status: 'supported', statusReason: `shown together by ${tail.map((t) => (evidence[t.i] as CompletionEvidence).id).join(', ')}`, missingFeatures: [], evidenceSpans: spans, linked };
     }
   }
-  if (feedbackOnly) return { status: 'unverified', statusReason: 'only critic feedback mentions it; no observation does', missingFeatures: [], evidenceSpans: [], linked: found };
+  if (feedbackOnly) return { status: 'unverified', statusReason: 'only critic feedback mentions it; no observation does', missingFeatures: [], evidenceSpans: [], linked: [...found] };
   // Nothing about this claim, or nothing more than a word or two of it.
   if (!best || best.j.coverage < 0.5) {
     return needed
@@ -251,11 +292,11 @@ function judgeClaim(claim: DerivedClaim, reading: ClaimReading, index: EvidenceI
   };
 }
 
-/** Reconciles one claim with indexed evidence under a review policy. */
-export function reconcileClaim(claim: DerivedClaim, index: EvidenceIndex, policy: ReviewPolicy): CompletionClaim {
+/** Judges one claim against its candidates under a review policy. */
+function reconcileClaim(found: ClaimCandidates, index: EvidenceIndex, features: FeaturesBySeq, policy: ReviewPolicy): CompletionClaim {
+  const { claim, reading } = found;
   const needed = requiresEvidence(claim.materiality, policy);
-  const reading = readClaim(claim.text, claim.kind);
-  const { linked, ...judgement } = judgeClaim(claim, reading, index, needed);
+  const { linked, ...judgement } = judgeClaim(reading, found.candidates, index, features, needed);
   return {
     ...claim,
     requiresEvidence: needed,
@@ -267,10 +308,15 @@ export function reconcileClaim(claim: DerivedClaim, index: EvidenceIndex, policy
   };
 }
 
-/** Reconciles claims with the evidence recorded so far (in seq order). */
-export function reconcileClaims(claims: readonly DerivedClaim[], evidence: readonly CompletionEvidence[] | EvidenceIndex, policy: ReviewPolicy): CompletionClaim[] {
-  const index = 'postings' in evidence ? evidence : buildEvidenceIndex(evidence);
-  return claims.map((claim) => reconcileClaim(claim, index, policy));
+/** Judges claims against their candidates, given the features of those candidates (candidateSeqs). */
+export function judgeCandidates(found: readonly ClaimCandidates[], index: EvidenceIndex, features: FeaturesBySeq, policy: ReviewPolicy): CompletionClaim[] {
+  return found.map((f) => reconcileClaim(f, index, features, policy));
+}
+
+/** Reconciles claims with the evidence recorded so far (in seq order), all of it in memory. */
+export function reconcileClaims(claims: readonly DerivedClaim[], evidence: readonly CompletionEvidence[] | EvidenceInMemory, policy: ReviewPolicy): CompletionClaim[] {
+  const { index, features } = 'index' in evidence ? evidence : readEvidenceInMemory(evidence);
+  return judgeCandidates(findCandidates(claims, index), index, features, policy);
 }
 
 function firstAfter(list: readonly number[], position: number): number {

@@ -1,7 +1,6 @@
 import { EVIDENCE_PAGE, type LedgerView } from '@vouch/contracts';
 import type { CriticPacket, LedgerSnapshot } from '@vouch/contracts';
 import type { LedgerEvent } from './ledger-events.js';
-import { currentObservations, extractObservationFeatures, type ObservationFeatures } from './observation-features.js';
 import { canTransition } from './terminal-status.js';
 
 /**
@@ -14,8 +13,6 @@ import { canTransition } from './terminal-status.js';
 export interface LedgerState extends LedgerSnapshot {
   /** Packets by review cycle: `packets[cycle - 1]`. */
   packets: CriticPacket[];
-  /** What the critic read from each evidence item when it was recorded, by position (kept out of `ledger.get`). */
-  observations: ObservationFeatures[];
 }
 
 /** The event stream is corrupt or out of order: a bug or a bad write, never a caller's mistake. */
@@ -53,7 +50,6 @@ export function applyEvent(state: LedgerState | undefined, event: LedgerEvent): 
       critiques: [],
       unresolved: [],
       packets: [],
-      observations: [],
     };
   }
   if (!state) throw new LedgerStreamError(`a ${event.type} event (seq ${event.seq}) arrived before the ledger was opened`);
@@ -65,10 +61,7 @@ export function applyEvent(state: LedgerState | undefined, event: LedgerEvent): 
         const expected = state.evidence.length + k + 1;
         if (item.seq !== expected) throw new LedgerStreamError(`ledger ${state.runId}: evidence ${item.id} has seq ${item.seq}, expected ${expected}`);
       });
-      // A snapshot written before features were stored has none: they are read again once.
-      const prior = state.observations?.length === state.evidence.length ? state.observations : currentObservations(state.evidence, state.observations);
-      const added = event.features && event.features.length === event.items.length ? event.features : event.items.map((item) => extractObservationFeatures(item.summary, item.toolName));
-      return { ...state, ...touched, evidence: [...state.evidence, ...event.items], observations: [...prior, ...(added as ObservationFeatures[])] };
+      return { ...state, ...touched, evidence: [...state.evidence, ...event.items] };
     }
     case 'completion_proposed': {
       const expected = state.critiques.length + 1;
@@ -116,7 +109,7 @@ export function applyEvents(state: LedgerState | undefined, events: Iterable<Led
 
 /** The snapshot `ledger.get` returns: the state without its packets. */
 export function toLedgerSnapshot(state: LedgerState): LedgerSnapshot {
-  const { packets: _packets, observations: _observations, ...snapshot } = state;
+  const { packets: _packets, ...snapshot } = state;
   return snapshot;
 }
 

@@ -1,11 +1,13 @@
 import type { CompletionClaim, CritiqueDecision } from '@vouch/contracts';
-import { openLedger, planCompletionReview, recordEvidence } from '../../src/domain/ledger-commands.js';
+import { openLedger, recordEvidence, reviewInMemory } from '../../src/domain/ledger-commands.js';
+import type { ObservationFeatures } from '../../src/domain/observation-features.js';
 import type { LedgerState } from '../../src/domain/replay-ledger.js';
 import { PATTERNS, type ClaimVerdict, type CriticCase, type Pattern } from './corpus-case.js';
 
 /**
  * Runs each corpus case through the rule critic exactly as the service does
- * (open a ledger, record the evidence, plan the review) and compares the
+ * (open a ledger, record the evidence, review it with the features stored
+ * when it was recorded) and compares the
  * decision and each named claim's verdict with the case's.
  */
 
@@ -28,8 +30,14 @@ function verdictOf(claim: CompletionClaim): ClaimVerdict {
 export function runCase(c: CriticCase): CaseResult {
   const runId = `eval-${c.id}`;
   let state: LedgerState = openLedger(undefined, { runId, goal: c.goal, policy: c.policy ?? 'full', cycleBudget: 3, at: AT }).state;
-  if (c.evidence.length) state = recordEvidence(state, { runId, items: c.evidence, at: AT }).state;
-  const plan = planCompletionReview(state, { runId, proposalId: 'eval', summary: c.summary, visibleAnswer: c.visibleAnswer, openItems: [], at: AT }, { llmConfigured: false });
+  let observations: ObservationFeatures[] = [];
+  if (c.evidence.length) {
+    const recorded = recordEvidence(state, { runId, items: c.evidence, at: AT });
+    state = recorded.state;
+    // As the service stores and reads them back (jsonb).
+    observations = JSON.parse(JSON.stringify(recorded.observations.map((o) => o.features))) as ObservationFeatures[];
+  }
+  const plan = reviewInMemory(state, { runId, proposalId: 'eval', summary: c.summary, visibleAnswer: c.visibleAnswer, openItems: [], at: AT }, { llmConfigured: false }, observations);
   if (plan.kind !== 'review') throw new Error(`case ${c.id}: not reviewed`);
   const { rule, claims } = plan.review;
   const got = rule.decision === 'approve' ? 'approve' : 'hold';
