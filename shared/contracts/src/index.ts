@@ -22,3 +22,4 @@ export * from './operations/artifact-schemas.js';
 export * from './operations/artifact.js';
 export * from './operations/vision.js';
 export * from './resolve-media.js';
+export * from './operations/board.js';

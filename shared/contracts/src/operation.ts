@@ -15,7 +15,7 @@ export type OperationOwner =
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
 /** API key scopes. A key holds a list of them; an operation names the one it needs. */
-export const SCOPES = ['jobs:read', 'media:write', 'media:read', 'ledger:write', 'ledger:read', 'artifacts:write', 'artifacts:read', 'system:read', 'vision:write', 'vision:read', 'admin'] as const;
+export const SCOPES = ['jobs:read', 'media:write', 'media:read', 'ledger:write', 'ledger:read', 'artifacts:write', 'artifacts:read', 'board:write', 'board:read', 'system:read', 'vision:write', 'vision:read', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** One entry of the operation table: everything every view derives from. */

@@ -1,0 +1,383 @@
+import { z } from 'zod';
+import { text } from '../text.js';
+import { defineOperation } from '../operation.js';
+import { QUEUES } from '../queues.js';
+import { IsoTimeSchema } from './common.js';
+import {
+  AgentIdSchema,
+  BOARD_LIMITS,
+  BlockReasonSchema,
+  BoardDecisionSchema,
+  BoardEvidenceInputSchema,
+  BoardIdSchema,
+  BoardPolicySchema,
+  BoardScopeSchema,
+  BoardSummarySchema,
+  CardIdSchema,
+  CardKeySchema,
+  CardLaneSchema,
+  CardPrioritySchema,
+  CardSchema,
+  CardStatusSchema,
+  DiagnosticSchema,
+} from './board-schemas.js';
+
+export * from './board-schemas.js';
+
+const owner = { queue: QUEUES.boardDispatcher } as const;
+const BoardInput = { boardId: BoardIdSchema };
+const CardInput = { boardId: BoardIdSchema, cardId: CardIdSchema };
+
+const ReasonSchema = text()
+  .trim()
+  .min(1, 'reason must say why, in a sentence')
+  .max(BOARD_LIMITS.reasonChars, `reason is at most ${BOARD_LIMITS.reasonChars} characters`);
+
+const ClaimTokenSchema = text()
+  .min(1, 'claimToken must be the token board.claimCard returned')
+  .max(100, 'claimToken is at most 100 characters: pass the token board.claimCard returned')
+  .regex(/^[A-Za-z0-9_-]+$/, 'claimToken is the token board.claimCard returned (letters, digits, _ and -)');
+
+export const boardCreate = defineOperation({
+  name: 'board.create',
+  summary: 'Create a durable work board for long or disputed work',
+  description:
+    'Creates a board under an id you choose (the run or project id) to split long or disputed work into cards with worker, verifier and synthesizer lanes. ' +
+    'Add cards with board.addCards next. Creating the same board again with the same title, scope and owner returns it.',
+  owner,
+  mode: 'rpc',
+  http: { method: 'POST', path: '/v1/boards' },
+  scope: 'board:write',
+  input: z
+    .object({
+      ...BoardInput,
+      title: text().trim().min(1, 'title must name the work in a few words').max(BOARD_LIMITS.titleChars, `title is at most ${BOARD_LIMITS.titleChars} characters`),
+      goal: text()
+        .trim()
+        .max(BOARD_LIMITS.goalChars, `goal is at most ${BOARD_LIMITS.goalChars} characters: summarise the request`)
+        .default('')
+        .describe('The request the board serves, in the user\'s words.'),
+      scope: BoardScopeSchema,
+      owner: AgentIdSchema.describe('The agent or person that owns the board.'),
+      policy: BoardPolicySchema.default({ allowSelfVerify: false, maxInFlightPerAssignee: 1, maxFailures: 3, claimTtlSeconds: 120 }),
+    })
+    .strict(),
+  output: BoardSummarySchema.extend({ alreadyCreated: z.boolean() }),
+  agentFacing: true,
+  example: { boardId: 'run-2026-12-01-a', title: 'Check the router fleet firmware', scope: { kind: 'run', ref: 'run-2026-12-01-a' }, owner: 'planner' },
+});
+
+export const NewCardSchema = z
+  .object({
+    key: CardKeySchema.optional().describe('Your name for this card within the call, so other cards can depend on it before it has an id.'),
+    title: text().trim().min(1, 'a card needs a title: what is to be done').max(BOARD_LIMITS.titleChars, `a card title is at most ${BOARD_LIMITS.titleChars} characters`),
+    description: text().max(BOARD_LIMITS.descriptionChars, `a card description is at most ${BOARD_LIMITS.descriptionChars} characters`).default(''),
+    lane: CardLaneSchema.default('worker'),
+    assignee: AgentIdSchema.optional().describe('The agent that will claim the card; without one it is never dispatched.'),
+    priority: CardPrioritySchema.default('normal'),
+    dependsOn: z
+      .array(text().min(1).max(100))
+      .max(BOARD_LIMITS.dependenciesPerCard, `a card depends on at most ${BOARD_LIMITS.dependenciesPerCard} others`)
+      .default([])
+      .describe('Keys of cards in this call, or ids (c-3) or keys of cards already on the board. The card is ready only once all of them are verified.'),
+    evidenceRequirements: z
+      .array(text().trim().min(1, 'an evidence requirement must say what evidence is needed').max(BOARD_LIMITS.requirementChars, `an evidence requirement is at most ${BOARD_LIMITS.requirementChars} characters`))
+      .max(BOARD_LIMITS.requirementsPerCard, `at most ${BOARD_LIMITS.requirementsPerCard} evidence requirements per card`)
+      .default([])
+      .describe('What evidence verifies the card, one item each; they get ids r1, r2, ...'),
+    deadline: IsoTimeSchema.optional(),
+  })
+  .strict();
+export type NewCard = z.infer<typeof NewCardSchema>;
+
+export const boardAddCards = defineOperation({
+  name: 'board.addCards',
+  summary: 'Add cards to a board, with dependencies',
+  description:
+    'Adds a batch of cards. Give each card a key and name dependencies by key (or by the id of a card already on the board): a card is ready only once every dependency is verified, and a dependency cycle is refused. ' +
+    'With splitFrom, the new cards replace that card: it is cancelled and cards that depended on it depend on the new ones.',
+  owner,
+  mode: 'rpc',
+  http: { method: 'POST', path: '/v1/boards/:boardId/cards' },
+  scope: 'board:write',
+  input: z
+    .object({
+      ...BoardInput,
+      by: AgentIdSchema.describe('Who adds the cards (the decomposer).'),
+      cards: z
+        .array(NewCardSchema)
+        .min(1, 'cards must hold at least one card')
+        .max(BOARD_LIMITS.cardsPerCall, `at most ${BOARD_LIMITS.cardsPerCall} cards per call: send the rest in another board.addCards call`),
+      splitFrom: CardIdSchema.optional().describe('A card these cards replace.'),
+      reason: ReasonSchema.optional().describe('Why the cards were added or the card split; recorded as a decision.'),
+    })
+    .strict(),
+  output: z.object({
+    boardId: text(),
+    version: z.number().int().positive(),
+    cards: z.array(z.object({ key: text().nullable(), id: text(), status: CardStatusSchema })),
+  }),
+  agentFacing: true,
+  example: {
+    boardId: 'run-2026-12-01-a',
+    by: 'planner',
+    cards: [
+      { key: 'list', title: 'List the routers and their firmware', assignee: 'worker-1', evidenceRequirements: ['the inventory output'] },
+      { key: 'report', title: 'Summarise outdated firmware', assignee: 'worker-2', dependsOn: ['list'] },
+    ],
+  },
+});
+
+export const boardUpdateCard = defineOperation({
+  name: 'board.updateCard',
+  summary: 'Change a card: reassign, reprioritise, block, unblock or cancel it',
+  description:
+    'Changes a card\'s title, description, assignee, priority or deadline, or moves it to blocked (with a blockReason), cancelled, or out of blocked (status ready or todo). ' +
+    'A status the card cannot reach from where it is answers 409 naming the statuses it can reach. Give a reason: it is recorded as a decision.',
+  owner,
+  mode: 'rpc',
+  http: { method: 'POST', path: '/v1/boards/:boardId/cards/:cardId' },
+  scope: 'board:write',
+  input: z
+    .object({
+      ...CardInput,
+      by: AgentIdSchema,
+      title: text().trim().min(1).max(BOARD_LIMITS.titleChars).optional(),
+      description: text().max(BOARD_LIMITS.descriptionChars).optional(),
+      assignee: AgentIdSchema.nullable().optional().describe('A new assignee (reassign), or null to unassign.'),
+      priority: CardPrioritySchema.optional(),
+      deadline: IsoTimeSchema.nullable().optional(),
+      status: CardStatusSchema.optional().describe('blocked, cancelled, or ready/todo to unblock. Other statuses are reached through claim, submit and review.'),
+      blockReason: BlockReasonSchema.optional().describe('Required with status blocked.'),
+      reason: ReasonSchema.optional(),
+    })
+    .strict()
+    .superRefine((input, ctx) => {
+      if (input.status === 'blocked' && !input.blockReason) ctx.addIssue({ code: 'custom', path: ['blockReason'], message: 'status blocked needs a blockReason: say why the card cannot proceed' });
+      if (input.blockReason && input.status !== 'blocked') ctx.addIssue({ code: 'custom', path: ['blockReason'], message: 'blockReason goes with status blocked only' });
+      const changes = ['title', 'description', 'assignee', 'priority', 'deadline', 'status'].filter((k) => (input as Record<string, unknown>)[k] !== undefined);
+      if (changes.length === 0) ctx.addIssue({ code: 'custom', path: [], message: 'nothing to change: pass title, description, assignee, priority, deadline or status' });
+    }),
+  output: z.object({ boardId: text(), version: z.number().int().positive(), card: CardSchema }),
+  agentFacing: true,
+  example: { boardId: 'run-2026-12-01-a', cardId: 'c-2', by: 'planner', status: 'blocked', blockReason: 'awaiting_input', reason: 'needs the fleet owner to confirm the target version' },
+});
+
+export const boardAttachEvidence = defineOperation({
+  name: 'board.attachEvidence',
+  summary: 'Attach evidence to a card',
+  description:
+    'Attaches evidence (tool results, files, URLs, messages, verification notes) to a card, each with its content in summary and where it lives in ref. ' +
+    'Name the evidence requirements it covers (r1, r2, ...): a card is verified only when every requirement is covered.',
+  owner,
+  mode: 'rpc',
+  http: { method: 'POST', path: '/v1/boards/:boardId/cards/:cardId/evidence' },
+  scope: 'board:write',
+  input: z
+    .object({
+      ...CardInput,
+      by: AgentIdSchema,
+      items: z
+        .array(BoardEvidenceInputSchema)
+        .min(1, 'items must hold at least one piece of evidence')
+        .max(BOARD_LIMITS.evidencePerCall, `at most ${BOARD_LIMITS.evidencePerCall} evidence items per call`),
+    })
+    .strict(),
+  output: z.object({ boardId: text(), cardId: text(), version: z.number().int().positive(), attached: z.array(z.object({ id: text() })), evidenceCount: z.number().int() }),
+  agentFacing: true,
+  example: { boardId: 'run-2026-12-01-a', cardId: 'c-1', by: 'worker-1', items: [{ kind: 'tool_result', ref: 'call-17', summary: 'inventory: 12 routers, 3 on firmware 1.2', covers: ['r1'] }] },
+});
+
+export const boardClaimCard = defineOperation({
+  name: 'board.claimCard',
+  summary: 'Wait for the next card dispatched to an agent, and claim it',
+  description:
+    `Long-polls (up to waitSeconds, at most ${BOARD_LIMITS.maxClaimWaitSeconds}) for the next card dispatched to this assignee and claims it. ` +
+    'The answer holds a claimToken: send board.heartbeat with it well within leaseSeconds, and board.submitCard with it when done. ' +
+    'claimed: false means nothing was dispatched to you in time: call again.',
+  owner,
+  mode: 'rpc',
+  http: { method: 'POST', path: '/v1/board-claims' },
+  scope: 'board:write',
+  input: z
+    .object({
+      assignee: AgentIdSchema,
+      boardId: BoardIdSchema.optional().describe('Only claim cards of this board.'),
+      waitSeconds: z.number().int().min(0).max(BOARD_LIMITS.maxClaimWaitSeconds, `waitSeconds is at most ${BOARD_LIMITS.maxClaimWaitSeconds}: call again to keep waiting`).default(20),
+    })
+    .strict(),
+  output: z.object({
+    claimed: z.boolean(),
+    boardId: text().optional(),
+    card: CardSchema.optional(),
+    claimToken: text().optional(),
+    attempt: z.number().int().positive().optional(),
+    leaseSeconds: z.number().int().positive().optional(),
+    leaseExpiresAt: IsoTimeSchema.optional(),
+  }),
+  agentFacing: true,
+  example: { assignee: 'worker-1', waitSeconds: 20 },
+  // Above the longest long-poll, so the gateway never answers 504 to a wait that is still within its bound.
+  timeoutMs: (BOARD_LIMITS.maxClaimWaitSeconds + 10) * 1000,
+});
+
+export const boardHeartbeat = defineOperation({
+  name: 'board.heartbeat',
+  summary: 'Keep a claim alive',
+  description: 'Extends the claim on a card by the board\'s claim lease. A claim that stops heartbeating returns the card to ready. A stale token answers 409: claim new work with board.claimCard.',
+  owner,
+  mode: 'rpc',
+  http: { method: 'POST', path: '/v1/boards/:boardId/cards/:cardId/heartbeat' },
+  scope: 'board:write',
+  input: z.object({ ...CardInput, claimToken: ClaimTokenSchema }).strict(),
+  output: z.object({ boardId: text(), cardId: text(), status: CardStatusSchema, leaseExpiresAt: IsoTimeSchema }),
+  agentFacing: true,
+  example: { boardId: 'run-2026-12-01-a', cardId: 'c-1', claimToken: 'ct_4f1c2b' },
+});
+
+export const boardSubmitCard = defineOperation({
+  name: 'board.submitCard',
+  summary: 'Submit a claimed card as done (with evidence) or failed',
+  description:
+    'Ends your claim. outcome completed: the card goes to review with your summary and evidence; it needs evidence, attached now or before. ' +
+    'outcome failed: the card goes back to ready for another attempt (or to blocked after repeated failures). A worker never verifies its own card: a verifier reviews it.',
+  owner,
+  mode: 'rpc',
+  http: { method: 'POST', path: '/v1/boards/:boardId/cards/:cardId/submission' },
+  scope: 'board:write',
+  input: z
+    .object({
+      ...CardInput,
+      claimToken: ClaimTokenSchema,
+      outcome: z.enum(['completed', 'failed'], { error: 'outcome is completed or failed' }).default('completed'),
+      summary: text().trim().min(1, 'summary must say what was done (or why it failed)').max(BOARD_LIMITS.evidenceSummaryChars),
+      evidence: z.array(BoardEvidenceInputSchema).max(BOARD_LIMITS.evidencePerCall).default([]),
+    })
+    .strict(),
+  output: z.object({ boardId: text(), version: z.number().int().positive(), card: CardSchema }),
+  agentFacing: true,
+  example: {
+    boardId: 'run-2026-12-01-a',
+    cardId: 'c-1',
+    claimToken: 'ct_4f1c2b',
+    summary: 'Listed 12 routers; 3 run firmware 1.2',
+    evidence: [{ kind: 'tool_result', ref: 'call-17', summary: 'inventory: 12 routers, 3 on firmware 1.2', covers: ['r1'] }],
+  },
+});
+
+export const boardReviewCard = defineOperation({
+  name: 'board.reviewCard',
+  summary: 'Review a submitted card: approve, or request changes naming the missing evidence',
+  description:
+    'A verifier approves a submitted card (verified) or requests changes naming the evidence still missing (the card goes back for another attempt). ' +
+    'decision auto asks the built-in verifier, which checks every evidence requirement against the attached evidence. Approval needs evidence for every requirement.',
+  owner,
+  mode: 'rpc',
+  http: { method: 'POST', path: '/v1/boards/:boardId/cards/:cardId/review' },
+  scope: 'board:write',
+  input: z
+    .object({
+      ...CardInput,
+      reviewer: AgentIdSchema,
+      decision: z.enum(['approve', 'request_changes', 'auto'], { error: 'decision is approve, request_changes or auto (the built-in verifier)' }),
+      missing: z.array(text().trim().min(1).max(BOARD_LIMITS.requirementChars)).max(BOARD_LIMITS.requirementsPerCard).default([]).describe('With request_changes: the evidence still missing, one item each.'),
+      notes: text().max(BOARD_LIMITS.reasonChars).default(''),
+    })
+    .strict()
+    .superRefine((input, ctx) => {
+      if (input.decision === 'request_changes' && input.missing.length === 0) ctx.addIssue({ code: 'custom', path: ['missing'], message: 'request_changes must name the missing evidence, one item each' });
+    }),
+  output: z.object({ boardId: text(), version: z.number().int().positive(), card: CardSchema, decision: z.enum(['approve', 'request_changes']), reasons: z.array(text()) }),
+  agentFacing: true,
+  example: { boardId: 'run-2026-12-01-a', cardId: 'c-1', reviewer: 'verifier-1', decision: 'auto' },
+  timeoutMs: 60_000,
+});
+
+export const boardShow = defineOperation({
+  name: 'board.show',
+  summary: 'Show a board: compact text for a model, plus its cards as JSON',
+  description:
+    `Returns a compact text of the board (at most ${BOARD_LIMITS.showChars} characters, most urgent cards first) fit for a model's context, and the cards as JSON, most urgent first, a page at a time (offset, limit).`,
+  owner,
+  mode: 'rpc',
+  http: { method: 'GET', path: '/v1/boards/:boardId' },
+  scope: 'board:read',
+  input: z
+    .object({
+      ...BoardInput,
+      offset: z.coerce.number().int().min(0).max(BOARD_LIMITS.cardsPerBoard).default(0),
+      limit: z.coerce.number().int().min(0).max(200).default(50),
+    })
+    .strict(),
+  output: z.object({
+    board: BoardSummarySchema,
+    text: text(),
+    cards: z.array(CardSchema),
+    totalCards: z.number().int(),
+    decisions: z.array(BoardDecisionSchema),
+  }),
+  agentFacing: true,
+  example: { boardId: 'run-2026-12-01-a' },
+});
+
+export const LeaderStateSchema = z.object({
+  holder: text().nullable(),
+  epoch: z.number().int().nonnegative(),
+  expiresAt: IsoTimeSchema.nullable(),
+  healthy: z.boolean(),
+});
+
+export const boardDiagnostics = defineOperation({
+  name: 'board.diagnostics',
+  summary: 'Diagnostics of a board: hallucinated ids, completion without evidence, failure loops, stranded work',
+  description:
+    'Lists the board\'s stored diagnostics, each with a severity, first and last seen, a count and a suggested action, plus the dispatcher leader\'s state. ' +
+    'Diagnostics never complete or unblock work: act on the suggestion.',
+  owner,
+  mode: 'rpc',
+  http: { method: 'GET', path: '/v1/boards/:boardId/diagnostics' },
+  scope: 'board:read',
+  input: z.object({ ...BoardInput, includeResolved: z.stringbool({ error: 'includeResolved is true or false' }).default(false) }).strict(),
+  output: z.object({ boardId: text(), diagnostics: z.array(DiagnosticSchema), leader: LeaderStateSchema }),
+  agentFacing: true,
+  example: { boardId: 'run-2026-12-01-a' },
+});
+
+export const UnresolvedCardSchema = z.object({ cardId: text(), title: text(), status: CardStatusSchema, reason: text() });
+
+export const boardSynthesize = defineOperation({
+  name: 'board.synthesize',
+  summary: 'Compose the final answer from verified cards only',
+  description:
+    'Composes the board\'s answer only from verified cards and their evidence, and names every card that is not verified (blocked, in review, still open) with why. ' +
+    'complete is true only when every card that was not cancelled is verified. Never present an unverified card as done.',
+  owner,
+  mode: 'rpc',
+  http: { method: 'POST', path: '/v1/boards/:boardId/synthesis' },
+  scope: 'board:read',
+  input: z.object(BoardInput).strict(),
+  output: z.object({
+    boardId: text(),
+    complete: z.boolean(),
+    text: text(),
+    verified: z.array(z.object({ cardId: text(), title: text(), evidenceIds: z.array(text()) })),
+    unresolved: z.array(UnresolvedCardSchema),
+  }),
+  agentFacing: true,
+  example: { boardId: 'run-2026-12-01-a' },
+});
+
+/** Every board operation, in the order the table lists them. */
+export const BOARD_OPERATIONS = [
+  boardCreate,
+  boardAddCards,
+  boardUpdateCard,
+  boardAttachEvidence,
+  boardClaimCard,
+  boardHeartbeat,
+  boardSubmitCard,
+  boardReviewCard,
+  boardShow,
+  boardDiagnostics,
+  boardSynthesize,
+] as const;
