@@ -1,6 +1,6 @@
 import { BadInputError, ConflictError, NotFoundError } from '@vouch/contracts';
 import { describe, expect, it } from 'vitest';
-import { parseBoardEvent } from '../src/domain/board-events.js';
+import { parseBoardEvent, type BoardEvent } from '../src/domain/board-events.js';
 import { CARD_TRANSITIONS, describeAllowed } from '../src/domain/card-transitions.js';
 import { evaluateConditions, resolvedOccurrences, unknownCardFinding } from '../src/domain/diagnose-board.js';
 import { dispatchEffects } from '../src/domain/dispatch-effects.js';
@@ -57,9 +57,9 @@ describe('board event replay and compaction', () => {
 
   it('refuses a stream with a gap, a second creation, or a transition outside the table', () => {
     const b = twoCardBoard();
-    const [created, added] = b.events as [never, { seq: number }];
+    const [created, added] = b.events as [BoardEvent, BoardEvent];
     expect(() => replayBoard([created, { ...added, seq: 3 }])).toThrow(BoardStreamError);
-    expect(() => replayBoard([created, { ...(created as object), seq: 2 } as never])).toThrow(/created twice/);
+    expect(() => replayBoard([created, { ...created, seq: 2 }])).toThrow(/created twice/);
     const state = replayBoard(b.events)!;
     expect(() =>
       applyEvents(state, [{ type: 'card_transitioned', seq: 4, at: '2025-03-01T11:00:00.000Z', cardId: 'c-1', from: 'ready', to: 'verified', trigger: 'approve', blockReason: null, by: 'x', reason: null }]),

@@ -1,6 +1,7 @@
 import type { OperationDef } from './operation.js';
 import type { QueueName } from './queues.js';
 import { artifactExtract, artifactExtractDeterministic, artifactGrep, artifactMaterialize, artifactRead } from './operations/artifact.js';
+import { BOARD_OPERATIONS } from './operations/board.js';
 import { jobsGet } from './operations/jobs.js';
 import { ledgerGet, ledgerOpen, ledgerPacket, ledgerProposeCompletion, ledgerRecordEvidence, ledgerRender } from './operations/ledger.js';
 import { mediaRecent, mediaRegister, mediaResolve } from './operations/media.js';
@@ -33,6 +34,7 @@ export const OPERATIONS: readonly OperationDef[] = [
   visionEvidence,
   visionAnalyze,
   visionPacket,
+  ...BOARD_OPERATIONS,
 ];
 
 /** Looks an operation up by name in a table (the project's by default). */

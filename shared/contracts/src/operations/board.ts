@@ -337,7 +337,10 @@ export const boardDiagnostics = defineOperation({
   mode: 'rpc',
   http: { method: 'GET', path: '/v1/boards/:boardId/diagnostics' },
   scope: 'board:read',
-  input: z.object({ ...BoardInput, includeResolved: z.stringbool({ error: 'includeResolved is true or false' }).default(false) }).strict(),
+  input: z.object({ ...BoardInput, includeResolved: z
+        .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], { error: 'includeResolved is true or false' })
+        .default(false)
+        .describe('Also list diagnostics whose condition has resolved.') }).strict(),
   output: z.object({ boardId: text(), diagnostics: z.array(DiagnosticSchema), leader: LeaderStateSchema }),
   agentFacing: true,
   example: { boardId: 'run-2026-12-01-a' },

@@ -1,0 +1,123 @@
+import { fileURLToPath } from 'node:url';
+import { QUEUES } from '@vouch/contracts';
+import { closeRedis, createConsumerRedis, redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
+import { BoardCache } from './board-cache.js';
+import { boardHandlers, createBoardCommands, type BoardCommands } from './board-handlers.js';
+import { BoardNotifications } from './board-notifications.js';
+import { cardCounts, diagnosticCounts, pruneProcessedJobs } from './board-store.js';
+import type { BoardDispatcherEnv } from './config.js';
+import { readLease } from './dispatcher-lease.js';
+import { Dispatcher, defaultHolder, type DispatcherOptions } from './dispatcher.js';
+import { createLlmVerifier } from './llm-verifier.js';
+import { createBoardMetrics, type BoardMetrics } from './metrics.js';
+import { WorkQueues } from './work-queues.js';
+
+export const BOARD_DISPATCHER_SERVICE = 'board-dispatcher';
+export const BOARD_DISPATCHER_VERSION = '0.1.0';
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
+
+/** Processed-job records outlive every job BullMQ could still re-run (failed jobs are kept a week). */
+const PROCESSED_JOB_RETENTION_MS = 8 * 24 * 3_600_000;
+
+export interface BoardDispatcherOverrides {
+  logger?: Logger;
+  metrics?: PlatformMetrics;
+  /** BullMQ lock settings; tests shorten them so a killed worker's job is re-run quickly. */
+  lockDuration?: number;
+  stalledInterval?: number;
+  now?: () => Date;
+  dispatcherHooks?: DispatcherOptions['hooks'];
+}
+
+export interface RunningBoardDispatcher extends RunningQueueService {
+  boardMetrics: BoardMetrics;
+  commands: BoardCommands;
+  dispatcher: Dispatcher;
+}
+
+/**
+ * Starts the board-dispatcher: migrations, one handler per board operation
+ * on its queue, the ops server with the board metrics, Postgres
+ * notifications, the assignees' work queues, and the dispatcher (which
+ * dispatches only while this replica holds the lease).
+ */
+export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: BoardDispatcherOverrides = {}): Promise<RunningBoardDispatcher> {
+  let built: { boardMetrics: BoardMetrics; commands: BoardCommands; notifications: BoardNotifications; cache: BoardCache } | undefined;
+  const redis = createConsumerRedis(env.REDIS_URL, `${BOARD_DISPATCHER_SERVICE}:work`);
+  const queues = new WorkQueues({ connection: redis, prefix: env.BULLMQ_PREFIX });
+  // Built once the queue service (and its pool) is up; stopped by the service's ordered stop.
+  const late: { dispatcher?: Dispatcher } = {};
+  const { dispatcherHooks, now, ...platformOverrides } = overrides;
+  const running = await startQueueService({
+    service: BOARD_DISPATCHER_SERVICE,
+    version: BOARD_DISPATCHER_VERSION,
+    queue: QUEUES.boardDispatcher,
+    env,
+    migrationsDir: MIGRATIONS_DIR,
+    ...platformOverrides,
+    async handlers({ pool, logger, metrics, schema }) {
+      const pruned = await pruneProcessedJobs(pool, PROCESSED_JOB_RETENTION_MS);
+      if (pruned) logger.info({ pruned }, 'forgot old processed-job records');
+      const boardMetrics = createBoardMetrics(metrics.registry, {
+        cards: () => cardCounts(pool),
+        diagnostics: () => diagnosticCounts(pool),
+        async leaderlessSeconds() {
+          const lease = await readLease(pool);
+          return Math.max(0, (lease.now.getTime() - lease.expiresAt.getTime()) / 1000);
+        },
+      });
+      const verifier = createLlmVerifier({ host: env.OLLAMA_HOST, model: env.BOARD_VERIFIER_MODEL, timeoutMs: env.BOARD_VERIFIER_TIMEOUT_MS, logger });
+      logger.info(
+        verifier.configured ? { llmVerifier: { host: redactUrl(env.OLLAMA_HOST ?? ''), model: verifier.model } } : { llmVerifier: 'off: OLLAMA_HOST is unset, the rule check verifies alone' },
+        'verifier configured',
+      );
+      const notifications = new BoardNotifications({ url: env.DATABASE_URL, schema, logger });
+      await notifications.start();
+      const cache = new BoardCache();
+      const commands = createBoardCommands({
+        pool,
+        verifier,
+        notifications,
+        logger,
+        cache,
+        claimPollMs: env.BOARD_CLAIM_POLL_MS,
+        leaseTtlMs: env.BOARD_LEASE_TTL_MS,
+        ...(now ? { now } : {}),
+      });
+      built = { boardMetrics, commands, notifications, cache };
+      return boardHandlers(commands);
+    },
+    async onStop() {
+      await late.dispatcher?.stop();
+      await built?.notifications.stop();
+      await queues.close();
+      await closeRedis(redis);
+    },
+  }).catch(async (err: unknown) => {
+    await built?.notifications.stop();
+    await queues.close();
+    await closeRedis(redis);
+    throw err;
+  });
+  if (!built) throw new Error('the board-dispatcher started without its handlers');
+  const dispatcher = new Dispatcher({
+    pool: running.pool,
+    queues,
+    logger: running.logger,
+    metrics: built.boardMetrics,
+    notifications: built.notifications,
+    cache: built.cache,
+    holder: env.BOARD_INSTANCE_ID ?? defaultHolder(),
+    leaseTtlMs: env.BOARD_LEASE_TTL_MS,
+    dispatchSweepMs: env.BOARD_DISPATCH_SWEEP_MS,
+    sweepMs: env.BOARD_SWEEP_MS,
+    consumerTtlMs: env.BOARD_CONSUMER_TTL_MS,
+    strandedAfterMs: env.BOARD_STRANDED_AFTER_MS,
+    diagnosticQuietMs: env.BOARD_DIAGNOSTIC_QUIET_MS,
+    ...(now ? { now } : {}),
+    ...(dispatcherHooks ? { hooks: dispatcherHooks } : {}),
+  });
+  late.dispatcher = dispatcher;
+  dispatcher.start();
+  return Object.assign(running, { boardMetrics: built.boardMetrics, commands: built.commands, dispatcher });
+}

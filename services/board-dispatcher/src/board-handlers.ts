@@ -1,0 +1,415 @@
+import { randomBytes } from 'node:crypto';
+import {
+  ConflictError,
+  VouchError,
+  boardAddCards,
+  boardAttachEvidence,
+  boardClaimCard,
+  boardCreate,
+  boardDiagnostics,
+  boardHeartbeat,
+  boardReviewCard,
+  boardShow,
+  boardSubmitCard,
+  boardSynthesize,
+  boardUpdateCard,
+  type BoardSummary,
+  type Diagnostic,
+} from '@vouch/contracts';
+import { handle, withTransaction, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
+import type { z } from 'zod';
+import { BoardCache, loadCommitted } from './board-cache.js';
+import type { BoardNotifications } from './board-notifications.js';
+import {
+  BoardWriteConflict,
+  appendEvents,
+  claimExpiry,
+  claimableDispatches,
+  extendClaim,
+  findProcessedJob,
+  listDiagnostics,
+  readHead,
+  recordDiagnostic,
+  recordProcessedJob,
+  touchConsumer,
+  type BoardKey,
+} from './board-store.js';
+import { readLease } from './dispatcher-lease.js';
+import {
+  addCards,
+  attachEvidence,
+  claimCard,
+  createBoard,
+  findCard,
+  noBoard,
+  requireClaim,
+  reviewCard,
+  reviewableCard,
+  submitCard,
+  updateCard,
+  type Decision,
+} from './domain/board-commands.js';
+import { completionWithoutEvidenceFinding, unknownCardFinding } from './domain/diagnose-board.js';
+import { byUrgency, renderBoardText } from './domain/render-board.js';
+import { countByStatus, publicCard, type BoardState } from './domain/replay-board.js';
+import { synthesizeBoard } from './domain/synthesize-board.js';
+import { ruleVerify } from './domain/verify-card.js';
+import type { LlmVerifier } from './llm-verifier.js';
+
+/**
+ * The board operations. A write locks the board's head, brings the state up
+ * to it (cache, or snapshot plus events), decides with the pure domain, and
+ * appends the events at the version it read, with the job's result, in one
+ * transaction. A refusal (a typed 4xx) changes nothing; one that names an
+ * unknown card or a completion without evidence is stored as a diagnostic.
+ */
+
+export interface BoardCaller {
+  tenant: string;
+  /** The job id: the same request across BullMQ re-runs. */
+  jobId: string;
+}
+
+export interface BoardCommandDeps {
+  pool: Pool;
+  verifier: LlmVerifier;
+  /** Wakes waiting claims when work is dispatched; polling alone without it. */
+  notifications?: BoardNotifications;
+  logger?: Logger;
+  now?: () => Date;
+  cache?: BoardCache;
+  /** A waiting claim looks for work at least this often. */
+  claimPollMs: number;
+  /** The dispatcher lease TTL, to tell a missing leader from a moment between leases. */
+  leaseTtlMs: number;
+}
+
+type Input<Op extends { input: z.ZodType }> = z.output<Op['input']>;
+type Output<Op extends { output: z.ZodType }> = z.output<Op['output']>;
+
+export interface BoardCommands {
+  create(caller: BoardCaller, input: Input<typeof boardCreate>): Promise<Output<typeof boardCreate>>;
+  addCards(caller: BoardCaller, input: Input<typeof boardAddCards>): Promise<Output<typeof boardAddCards>>;
+  updateCard(caller: BoardCaller, input: Input<typeof boardUpdateCard>): Promise<Output<typeof boardUpdateCard>>;
+  attachEvidence(caller: BoardCaller, input: Input<typeof boardAttachEvidence>): Promise<Output<typeof boardAttachEvidence>>;
+  claimCard(caller: BoardCaller, input: Input<typeof boardClaimCard>, signal?: AbortSignal): Promise<Output<typeof boardClaimCard>>;
+  heartbeat(caller: BoardCaller, input: Input<typeof boardHeartbeat>): Promise<Output<typeof boardHeartbeat>>;
+  submitCard(caller: BoardCaller, input: Input<typeof boardSubmitCard>): Promise<Output<typeof boardSubmitCard>>;
+  reviewCard(caller: BoardCaller, input: Input<typeof boardReviewCard>): Promise<Output<typeof boardReviewCard>>;
+  show(caller: Pick<BoardCaller, 'tenant'>, input: Input<typeof boardShow>): Promise<Output<typeof boardShow>>;
+  diagnostics(caller: Pick<BoardCaller, 'tenant'>, input: Input<typeof boardDiagnostics>): Promise<Output<typeof boardDiagnostics>>;
+  synthesize(caller: Pick<BoardCaller, 'tenant'>, input: Input<typeof boardSynthesize>): Promise<Output<typeof boardSynthesize>>;
+  /** The committed state of a board (through the cache). */
+  load(key: BoardKey): Promise<BoardState | undefined>;
+}
+
+const WRITE_TRIES = 5;
+
+function backOff(tries: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * tries));
+}
+
+export function boardSummary(state: BoardState): BoardSummary {
+  return {
+    boardId: state.boardId,
+    title: state.title,
+    goal: state.goal,
+    scope: state.scope,
+    owner: state.owner,
+    status: state.status,
+    policy: state.policy,
+    version: state.version,
+    counts: countByStatus(state),
+    createdAt: state.createdAt,
+    updatedAt: state.updatedAt,
+  };
+}
+
+/** A claim token: 128 random bits, URL-safe. */
+export function newClaimToken(): string {
+  return `ct_${randomBytes(16).toString('base64url')}`;
+}
+
+export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
+  const { pool } = deps;
+  const cache = deps.cache ?? new BoardCache();
+  const now = () => (deps.now ? deps.now() : new Date()).toISOString();
+
+  /** Decides on the current state and appends with the job's result; a re-run of the job returns that result. */
+  async function write<R>(key: BoardKey, job: { jobId: string; operation: string }, decide: (state: BoardState | undefined) => Decision & { result: (state: BoardState) => R }): Promise<R> {
+    for (let tries = 1; ; tries++) {
+      try {
+        const { result, committed } = await withTransaction(pool, async (tx) => {
+          const prior = await findProcessedJob(tx, key.tenant, job.jobId);
+          if (prior !== undefined) return { result: prior as R, committed: undefined };
+          const head = await readHead(tx, key, { lock: true });
+          const current = await loadCommitted(tx, key, head, cache.get(key));
+          const expectedVersion = current?.version ?? 0;
+          const decision = decide(current);
+          const result = decision.result(decision.state);
+          if (decision.events.length === 0) return { result, committed: current };
+          await appendEvents(tx, key, expectedVersion, decision.events, decision.state);
+          await recordProcessedJob(tx, { key, jobId: job.jobId, operation: job.operation, expectedVersion, result });
+          return { result, committed: decision.state };
+        });
+        if (committed) cache.remember(key, committed);
+        return result;
+      } catch (err) {
+        if (!(err instanceof BoardWriteConflict)) throw err;
+        if (tries >= WRITE_TRIES) throw new ConflictError(`board "${key.boardId}" kept changing under concurrent writes (${tries} tries): send the request again`, { boardId: key.boardId, version: err.expectedVersion });
+        await backOff(tries);
+      }
+    }
+  }
+
+  async function load(key: BoardKey): Promise<BoardState | undefined> {
+    const state = await loadCommitted(pool, key, await readHead(pool, key), cache.get(key));
+    if (state) cache.remember(key, state);
+    return state;
+  }
+
+  async function read(tenant: string, boardId: string): Promise<BoardState> {
+    const state = await load({ tenant, boardId });
+    if (!state) throw noBoard(boardId);
+    return state;
+  }
+
+  /**
+   * Stores the diagnostic a refusal names (a hallucinated card id, a
+   * completion without evidence), then lets the refusal go on to the caller.
+   * The refusal changed nothing on the board; the diagnostic is its record.
+   */
+  async function diagnosed<R>(key: BoardKey, operation: string, run: () => Promise<R>): Promise<R> {
+    try {
+      return await run();
+    } catch (err) {
+      if (err instanceof VouchError && err.httpStatus < 500 && err.details) {
+        const state = await load(key).catch(() => undefined);
+        if (state) {
+          const unknown = (err.details.unknownCardIds as string[] | undefined) ?? [];
+          for (const id of unknown) await recordDiagnostic(pool, key, unknownCardFinding(state, id, operation), { bump: true }).catch((e: unknown) => deps.logger?.warn({ err: e }, 'could not record a diagnostic'));
+          const card = typeof err.details.cardId === 'string' ? findCard(state, err.details.cardId) : undefined;
+          if (err.details.diagnostic === 'completion_without_evidence' && card) {
+            await recordDiagnostic(pool, key, completionWithoutEvidenceFinding(card), { bump: true }).catch((e: unknown) => deps.logger?.warn({ err: e }, 'could not record a diagnostic'));
+          }
+        }
+      }
+      throw err;
+    }
+  }
+
+  const cardOut = (state: BoardState, cardId: string) => publicCard(state.cards[cardId]!);
+
+  return {
+    load,
+
+    async create(caller, input) {
+      const key = { tenant: caller.tenant, boardId: input.boardId };
+      let alreadyCreated = false;
+      return write(key, { jobId: caller.jobId, operation: boardCreate.name }, (state) => {
+        const d = createBoard(state, { boardId: input.boardId, title: input.title, goal: input.goal, scope: input.scope, owner: input.owner, policy: input.policy, at: now() });
+        alreadyCreated = d.alreadyCreated;
+        return { ...d, result: (s) => ({ ...boardSummary(s), alreadyCreated }) };
+      });
+    },
+
+    async addCards(caller, input) {
+      const key = { tenant: caller.tenant, boardId: input.boardId };
+      return diagnosed(key, boardAddCards.name, () =>
+        write(key, { jobId: caller.jobId, operation: boardAddCards.name }, (state) => {
+          const d = addCards(state, input.boardId, { by: input.by, cards: input.cards, splitFrom: input.splitFrom, reason: input.reason, at: now() });
+          return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, cards: d.added }) };
+        }),
+      );
+    },
+
+    async updateCard(caller, input) {
+      const key = { tenant: caller.tenant, boardId: input.boardId };
+      return diagnosed(key, boardUpdateCard.name, () =>
+        write(key, { jobId: caller.jobId, operation: boardUpdateCard.name }, (state) => {
+          const d = updateCard(state, input.boardId, { ...input, at: now() });
+          const id = findCard(d.state, input.cardId)!.id;
+          return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, card: cardOut(s, id) }) };
+        }),
+      );
+    },
+
+    async attachEvidence(caller, input) {
+      const key = { tenant: caller.tenant, boardId: input.boardId };
+      return diagnosed(key, boardAttachEvidence.name, () =>
+        write(key, { jobId: caller.jobId, operation: boardAttachEvidence.name }, (state) => {
+          const d = attachEvidence(state, input.boardId, { cardId: input.cardId, by: input.by, items: input.items, at: now() });
+          const id = findCard(d.state, input.cardId)!.id;
+          return { ...d, result: (s) => ({ boardId: input.boardId, cardId: id, version: s.version, attached: d.attached.map((e) => ({ id: e })), evidenceCount: s.cards[id]!.evidence.length }) };
+        }),
+      );
+    },
+
+    async claimCard(caller, input, signal) {
+      const prior = await findProcessedJob(pool, caller.tenant, caller.jobId);
+      if (prior !== undefined) return prior as Output<typeof boardClaimCard>;
+      await touchConsumer(pool, caller.tenant, input.assignee);
+      const deadline = Date.now() + input.waitSeconds * 1000;
+      for (;;) {
+        for (const candidate of await claimableDispatches(pool, caller.tenant, input.assignee, input.boardId)) {
+          const key = { tenant: caller.tenant, boardId: candidate.boardId };
+          const claimToken = newClaimToken();
+          try {
+            const claimed = await write(key, { jobId: caller.jobId, operation: boardClaimCard.name }, (state) => {
+              const d = claimCard(state, candidate.boardId, { cardId: candidate.cardId, attempt: candidate.attempt, claimToken, by: input.assignee, at: now() });
+              return {
+                ...d,
+                result: (s) => ({
+                  claimed: true,
+                  boardId: candidate.boardId,
+                  card: cardOut(s, candidate.cardId),
+                  claimToken: s.cards[candidate.cardId]!.claim!.token,
+                  attempt: candidate.attempt,
+                  leaseSeconds: s.policy.claimTtlSeconds,
+                }),
+              };
+            });
+            const expiresAt = await claimExpiry(pool, key, candidate.cardId);
+            return { ...claimed, ...(expiresAt ? { leaseExpiresAt: expiresAt } : {}) };
+          } catch (err) {
+            // Another claimer took it first, or it was revoked meanwhile: try the next one.
+            if (err instanceof ConflictError) continue;
+            throw err;
+          }
+        }
+        const left = deadline - Date.now();
+        if (left <= 0 || signal?.aborted) return { claimed: false };
+        if (deps.notifications) await deps.notifications.waitForDispatch(caller.tenant, input.assignee, Math.min(left, deps.claimPollMs), signal);
+        else await new Promise((r) => setTimeout(r, Math.min(left, deps.claimPollMs)));
+      }
+    },
+
+    async heartbeat(caller, input) {
+      const key = { tenant: caller.tenant, boardId: input.boardId };
+      return diagnosed(key, boardHeartbeat.name, async () => {
+        const state = await load(key);
+        const card = requireClaim(state, input.boardId, input.cardId, input.claimToken, 'heartbeating');
+        const leaseExpiresAt = await extendClaim(pool, key, card.id, input.claimToken, state!.policy.claimTtlSeconds);
+        if (!leaseExpiresAt) {
+          // The claim ended between the read and the extension: answer from the board as it is now.
+          requireClaim(await load(key), input.boardId, input.cardId, input.claimToken, 'heartbeating');
+          throw new ConflictError(`the claim on card ${card.id} just ended: call board.claimCard for new work`, { cardId: card.id });
+        }
+        return { boardId: input.boardId, cardId: card.id, status: card.status, leaseExpiresAt };
+      });
+    },
+
+    async submitCard(caller, input) {
+      const key = { tenant: caller.tenant, boardId: input.boardId };
+      return diagnosed(key, boardSubmitCard.name, () =>
+        write(key, { jobId: caller.jobId, operation: boardSubmitCard.name }, (state) => {
+          const d = submitCard(state, input.boardId, { cardId: input.cardId, claimToken: input.claimToken, outcome: input.outcome, summary: input.summary, evidence: input.evidence, at: now() });
+          const id = findCard(d.state, input.cardId)!.id;
+          return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, card: cardOut(s, id) }) };
+        }),
+      );
+    },
+
+    async reviewCard(caller, input) {
+      const key = { tenant: caller.tenant, boardId: input.boardId };
+      return diagnosed(key, boardReviewCard.name, async () => {
+        if (input.decision !== 'auto') {
+          return write(key, { jobId: caller.jobId, operation: boardReviewCard.name }, (state) => {
+            const d = reviewCard(state, input.boardId, { cardId: input.cardId, reviewer: input.reviewer, decision: input.decision as 'approve' | 'request_changes', missing: input.missing, notes: input.notes, at: now() });
+            const id = findCard(d.state, input.cardId)!.id;
+            const reasons = input.decision === 'approve' ? ruleVerify(d.state.cards[id]!).reasons : input.missing.map((m) => `missing: ${m}`);
+            return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, card: cardOut(s, id), decision: input.decision as 'approve' | 'request_changes', reasons }) };
+          });
+        }
+        // The built-in verifier: the rule check, then (only if it approves) the LLM's second opinion, outside any transaction.
+        const prior = await findProcessedJob(pool, caller.tenant, caller.jobId);
+        if (prior !== undefined) return prior as Output<typeof boardReviewCard>;
+        const state = await load(key);
+        const { card, rule } = reviewableCard(state, input.boardId, { cardId: input.cardId, reviewer: 'builtin-verifier', decision: 'request_changes' });
+        const llm = rule.decision === 'approve' ? await deps.verifier.review(card) : { ran: false, note: 'the rule check requested changes: the LLM was not asked (it may not approve what the rules reject)' };
+        const decision = rule.decision === 'approve' && llm.decision !== 'request_changes' ? 'approve' : 'request_changes';
+        const missing = rule.decision !== 'approve' ? rule.missing : decision === 'request_changes' ? (llm.missing?.length ? llm.missing : (llm.reasons ?? ['the verifier model asked for more evidence'])) : [];
+        const reasons = [...rule.reasons, ...(llm.reasons ?? []).map((r) => `LLM verifier: ${r}`), ...(llm.note ? [llm.note] : [])];
+        return write(key, { jobId: caller.jobId, operation: boardReviewCard.name }, (current) => {
+          const d = reviewCard(current, input.boardId, {
+            cardId: card.id,
+            reviewer: 'builtin-verifier',
+            decision,
+            missing,
+            notes: input.notes || `built-in verifier, asked by ${input.reviewer}`,
+            verifier: {
+              rule: { decision: rule.decision, reasons: rule.reasons },
+              llm: { ran: llm.ran, ...(llm.model ? { model: llm.model } : {}), ...(llm.decision ? { decision: llm.decision } : {}), ...(llm.note ? { note: llm.note } : {}) },
+            },
+            at: now(),
+          });
+          return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, card: cardOut(s, card.id), decision, reasons }) };
+        });
+      });
+    },
+
+    async show(caller, input) {
+      const state = await read(caller.tenant, input.boardId);
+      const cards = byUrgency(state);
+      return {
+        board: boardSummary(state),
+        text: renderBoardText(state),
+        cards: cards.slice(input.offset, input.offset + input.limit).map(publicCard),
+        totalCards: cards.length,
+        decisions: state.decisions.slice(-50),
+      };
+    },
+
+    async diagnostics(caller, input) {
+      const key = { tenant: caller.tenant, boardId: input.boardId };
+      await read(caller.tenant, input.boardId);
+      const [stored, lease] = await Promise.all([listDiagnostics(pool, key, input.includeResolved), readLease(pool)]);
+      const healthy = lease.holder !== null && lease.expiresAt > lease.now;
+      const leaderlessMs = healthy ? 0 : lease.now.getTime() - lease.expiresAt.getTime();
+      const diagnostics: Diagnostic[] = [...stored];
+      // No leader is the one diagnostic no leader can store: it is read from the lease itself.
+      if (!healthy && leaderlessMs >= 2 * deps.leaseTtlMs) {
+        const since = lease.expiresAt.getTime() > 0 ? lease.expiresAt.toISOString() : lease.now.toISOString();
+        diagnostics.unshift({
+          kind: 'no_leader',
+          subject: 'dispatcher',
+          severity: 'error',
+          message: `no board-dispatcher has held the dispatcher lease since ${since}: nothing is being dispatched`,
+          suggestedAction: 'start a board-dispatcher replica (or check that the running ones reach Postgres); cards stay ready until one takes the lease',
+          details: { lastHolder: lease.holder, epoch: lease.epoch, leaderlessSeconds: Math.round(leaderlessMs / 1000) },
+          firstSeen: since,
+          lastSeen: lease.now.toISOString(),
+          count: 1,
+          resolvedAt: null,
+        });
+      }
+      return { boardId: input.boardId, diagnostics, leader: { holder: lease.holder, epoch: lease.epoch, expiresAt: lease.expiresAt.getTime() > 0 ? lease.expiresAt.toISOString() : null, healthy } };
+    },
+
+    async synthesize(caller, input) {
+      const state = await read(caller.tenant, input.boardId);
+      return { boardId: input.boardId, ...synthesizeBoard(state) };
+    },
+  };
+}
+
+/** One handler per board operation, over the commands. */
+export function boardHandlers(commands: BoardCommands): OperationHandler[] {
+  const caller = (ctx: { tenant: string; job: { id?: string | undefined } }): BoardCaller => {
+    if (!ctx.job.id) throw new Error('a board job has no id');
+    return { tenant: ctx.tenant, jobId: ctx.job.id };
+  };
+  return [
+    handle(boardCreate, (input, ctx) => commands.create(caller(ctx), input)),
+    handle(boardAddCards, (input, ctx) => commands.addCards(caller(ctx), input)),
+    handle(boardUpdateCard, (input, ctx) => commands.updateCard(caller(ctx), input)),
+    handle(boardAttachEvidence, (input, ctx) => commands.attachEvidence(caller(ctx), input)),
+    handle(boardClaimCard, (input, ctx) => commands.claimCard(caller(ctx), input)),
+    handle(boardHeartbeat, (input, ctx) => commands.heartbeat(caller(ctx), input)),
+    handle(boardSubmitCard, (input, ctx) => commands.submitCard(caller(ctx), input)),
+    handle(boardReviewCard, (input, ctx) => commands.reviewCard(caller(ctx), input)),
+    handle(boardShow, (input, ctx) => commands.show(ctx, input)),
+    handle(boardDiagnostics, (input, ctx) => commands.diagnostics(ctx, input)),
+    handle(boardSynthesize, (input, ctx) => commands.synthesize(ctx, input)),
+  ] as OperationHandler[];
+}

@@ -1,0 +1,467 @@
+import type { Diagnostic, DiagnosticKind } from '@vouch/contracts';
+import type { Queryable } from '@vouch/platform';
+import { cardOf, parseBoardEvent, type BoardEvent } from './domain/board-events.js';
+import type { DiagnosticFinding } from './domain/diagnose-board.js';
+import { dispatchEffects, dispatchJobId } from './domain/dispatch-effects.js';
+import { applyEvents, deepFreeze, type BoardState } from './domain/replay-board.js';
+
+/**
+ * Postgres I/O of the board, and nothing else: the event stream, its head,
+ * snapshots, the per-card projection, the dispatch outbox, claim leases,
+ * consumers, diagnostics and processed-job records. Decisions are made by
+ * the pure domain; callers run writes inside one transaction.
+ */
+
+/** A board is one board id within one tenant. */
+export interface BoardKey {
+  tenant: string;
+  boardId: string;
+}
+
+/** The dispatcher lease a write must still hold: checked under a share lock in the write's own transaction. */
+export interface Fence {
+  holder: string;
+  epoch: number;
+  /**
+   * Postgres ends the transaction's session if it sits idle this long. A
+   * process stopped (SIGSTOP, a long GC) inside a fenced transaction holds the
+   * lease row's share lock and would keep every follower from taking over;
+   * half a lease TTL bounds that.
+   */
+  idleInTransactionMs?: number;
+}
+
+/** A write lost a race: the stream moved on, or the same job wrote first. Nothing was written; reload and decide again. */
+export class BoardWriteConflict extends Error {
+  constructor(
+    readonly key: BoardKey,
+    readonly expectedVersion: number,
+    cause?: unknown,
+  ) {
+    super(`board ${key.tenant}/${key.boardId} moved past version ${expectedVersion} during the write`, cause === undefined ? undefined : { cause });
+    this.name = 'BoardWriteConflict';
+  }
+}
+
+/** A dispatcher write under a lease it no longer holds (expired, or taken over at a later epoch): refused, nothing written. */
+export class FenceRejected extends Error {
+  constructor(readonly fence: Fence) {
+    super(`dispatcher ${fence.holder} no longer holds the lease at epoch ${fence.epoch}: its write is refused`);
+    this.name = 'FenceRejected';
+  }
+}
+
+const UNIQUE_VIOLATION = '23505';
+const isUniqueViolation = (err: unknown) => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === UNIQUE_VIOLATION;
+
+/**
+ * The snapshot is rewritten every SNAPSHOT_EVERY events: a read applies at
+ * most that many events after it (a few milliseconds), and a write pays the
+ * snapshot's size once per that many events instead of every time.
+ */
+export const SNAPSHOT_EVERY = 200;
+
+/** The lease row the dispatcher holds. */
+export const LEASE_NAME = 'dispatcher';
+
+/**
+ * Channels the store notifies on commit: a board whose cards changed, an
+ * assignee with new work. Channels are per database, so their names carry
+ * the schema: services (and test files) in other schemas hear nothing.
+ */
+export const CHANGED_PREFIX = 'bc_';
+export const DISPATCHED_PREFIX = 'bd_';
+export const channelName = (prefix: string, schema: string) => `${prefix}${schema}`;
+
+export interface BoardHead {
+  version: number;
+  snapshotVersion: number;
+}
+
+export async function readHead(db: Queryable, key: BoardKey, opts: { lock?: boolean } = {}): Promise<BoardHead | undefined> {
+  const { rows } = await db.query<{ version: number; snapshot_version: number }>(
+    `SELECT version, snapshot_version FROM board_heads WHERE tenant = $1 AND board_id = $2${opts.lock ? ' FOR UPDATE' : ''}`,
+    [key.tenant, key.boardId],
+  );
+  const row = rows[0];
+  return row && { version: row.version, snapshotVersion: row.snapshot_version };
+}
+
+export async function loadSnapshot(db: Queryable, key: BoardKey): Promise<BoardState | undefined> {
+  const { rows } = await db.query<{ state: BoardState }>(`SELECT state FROM board_snapshots WHERE tenant = $1 AND board_id = $2`, [key.tenant, key.boardId]);
+  return rows[0] ? deepFreeze(rows[0].state) : undefined;
+}
+
+/** The board's events after `afterVersion`, oldest first, each validated. */
+export async function readEvents(db: Queryable, key: BoardKey, afterVersion = 0): Promise<BoardEvent[]> {
+  const { rows } = await db.query<{ seq: number; payload: unknown }>(`SELECT seq, payload FROM board_events WHERE tenant = $1 AND board_id = $2 AND seq > $3 ORDER BY seq`, [
+    key.tenant,
+    key.boardId,
+    afterVersion,
+  ]);
+  return rows.map((row) => {
+    const event = parseBoardEvent(row.payload);
+    if (event.seq !== row.seq) throw new Error(`board ${key.boardId}: the event stored at seq ${row.seq} says seq ${event.seq}`);
+    return event;
+  });
+}
+
+/** The board: its latest snapshot plus the events after it; undefined when there is no such board in the tenant. */
+export async function loadBoard(db: Queryable, key: BoardKey): Promise<BoardState | undefined> {
+  const snapshot = await loadSnapshot(db, key);
+  return applyEvents(snapshot, await readEvents(db, key, snapshot?.version ?? 0));
+}
+
+export async function saveSnapshot(tx: Queryable, key: BoardKey, state: BoardState): Promise<void> {
+  await tx.query(
+    `INSERT INTO board_snapshots (tenant, board_id, version, state) VALUES ($1, $2, $3, $4::jsonb)
+     ON CONFLICT (tenant, board_id) DO UPDATE SET version = EXCLUDED.version, state = EXCLUDED.state, updated_at = now()`,
+    [key.tenant, key.boardId, state.version, JSON.stringify(state)],
+  );
+  await tx.query(`UPDATE board_heads SET snapshot_version = $3 WHERE tenant = $1 AND board_id = $2`, [key.tenant, key.boardId, state.version]);
+}
+
+/**
+ * Refuses the transaction unless `fence` still holds the dispatcher lease.
+ * The share lock keeps the lease row from being taken over until this
+ * transaction ends, so no other dispatcher can write in between.
+ */
+export async function checkFence(tx: Queryable, fence: Fence): Promise<void> {
+  if (fence.idleInTransactionMs) await tx.query(`SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.round(fence.idleInTransactionMs))}`);
+  const { rowCount } = await tx.query(
+    `SELECT 1 FROM board_dispatcher_lease WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_at > clock_timestamp() FOR SHARE`,
+    [LEASE_NAME, fence.holder, fence.epoch],
+  );
+  if (rowCount !== 1) throw new FenceRejected(fence);
+}
+
+/**
+ * Appends events at `expectedVersion` (0 for a new board), moves the head,
+ * writes the snapshot when one is due, and updates in the same transaction
+ * what the events mean for the card projection, the dispatch outbox and the
+ * claim leases. With `fence`, the write happens only under that lease.
+ * `claimTtlMs` is the lease a claim starts with (the board's policy).
+ */
+export async function appendEvents(tx: Queryable, key: BoardKey, expectedVersion: number, events: readonly BoardEvent[], state: BoardState, opts: { fence?: Fence } = {}): Promise<void> {
+  if (events.length === 0) return;
+  if (opts.fence) await checkFence(tx, opts.fence);
+  events.forEach((event, k) => {
+    if (event.seq !== expectedVersion + k + 1) throw new Error(`board ${key.boardId}: event ${k} has seq ${event.seq}, expected ${expectedVersion + k + 1}`);
+  });
+  if (state.version !== expectedVersion + events.length) throw new Error(`board ${key.boardId}: the state is at version ${state.version}, not at the last event's seq`);
+
+  const params: unknown[] = [key.tenant, key.boardId];
+  const rows = events.map((event) => {
+    params.push(event.seq, event.type, JSON.stringify(event));
+    const n = params.length;
+    return `($1, $2, $${n - 2}, $${n - 1}, $${n}::jsonb)`;
+  });
+  try {
+    await tx.query(`INSERT INTO board_events (tenant, board_id, seq, type, payload) VALUES ${rows.join(', ')}`, params);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new BoardWriteConflict(key, expectedVersion, err);
+    throw err;
+  }
+  const moved =
+    expectedVersion === 0
+      ? await tx.query<{ snapshot_version: number }>(`INSERT INTO board_heads (tenant, board_id, version) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING snapshot_version`, [
+          key.tenant,
+          key.boardId,
+          state.version,
+        ])
+      : await tx.query<{ snapshot_version: number }>(
+          `UPDATE board_heads SET version = $3, updated_at = now() WHERE tenant = $1 AND board_id = $2 AND version = $4 RETURNING snapshot_version`,
+          [key.tenant, key.boardId, state.version, expectedVersion],
+        );
+  const head = moved.rows[0];
+  if (moved.rowCount !== 1 || !head) throw new BoardWriteConflict(key, expectedVersion);
+  if (state.version - head.snapshot_version >= SNAPSHOT_EVERY) await saveSnapshot(tx, key, state);
+
+  await projectCards(tx, key, events, state);
+  await applyDispatchEffects(tx, key, events, state);
+}
+
+/** Upserts the projection row of every card the events touched, from the state after them. */
+async function projectCards(tx: Queryable, key: BoardKey, events: readonly BoardEvent[], state: BoardState): Promise<void> {
+  const touched = [...new Set(events.map(cardOf).filter((id): id is string => id !== undefined))];
+  if (touched.length === 0) return;
+  const cards = touched.map((id) => state.cards[id]!);
+  await tx.query(
+    `INSERT INTO board_cards (tenant, board_id, card_id, status, assignee, status_since)
+     SELECT $1, $2, c.id, c.status, c.assignee, c.since FROM unnest($3::text[], $4::text[], $5::text[], $6::timestamptz[]) AS c(id, status, assignee, since)
+     ON CONFLICT (tenant, board_id, card_id) DO UPDATE SET status = EXCLUDED.status, assignee = EXCLUDED.assignee, status_since = EXCLUDED.status_since`,
+    [key.tenant, key.boardId, cards.map((c) => c.id), cards.map((c) => c.status), cards.map((c) => c.assignee), cards.map((c) => c.statusSince)],
+  );
+  await tx.query(`SELECT pg_notify($1 || current_schema(), $2)`, [CHANGED_PREFIX, JSON.stringify([key.tenant, key.boardId])]);
+}
+
+async function applyDispatchEffects(tx: Queryable, key: BoardKey, events: readonly BoardEvent[], state: BoardState): Promise<void> {
+  const epochOf = new Map(events.filter((e) => e.type === 'card_dispatched').map((e) => [`${e.cardId}#${e.attempt}`, e.epoch]));
+  const notified = new Set<string>();
+  for (const effect of dispatchEffects(events)) {
+    switch (effect.kind) {
+      case 'dispatch':
+        await tx.query(
+          `INSERT INTO board_dispatches (tenant, board_id, card_id, attempt, assignee, job_id, state, epoch) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7)`,
+          [key.tenant, key.boardId, effect.cardId, effect.attempt, effect.assignee, dispatchJobId(key.boardId, effect.cardId, effect.attempt), epochOf.get(`${effect.cardId}#${effect.attempt}`)],
+        );
+        notified.add(effect.assignee);
+        break;
+      case 'claim': {
+        const ttlSeconds = state.policy.claimTtlSeconds;
+        await tx.query(`UPDATE board_dispatches SET state = 'claimed', updated_at = now() WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND attempt = $4 AND state IN ('pending', 'queued')`, [
+          key.tenant,
+          key.boardId,
+          effect.cardId,
+          effect.attempt,
+        ]);
+        await tx.query(
+          `INSERT INTO board_claims (tenant, board_id, card_id, attempt, claim_token, worker, expires_at) VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp() + make_interval(secs => $7))
+           ON CONFLICT (tenant, board_id, card_id) DO UPDATE SET attempt = EXCLUDED.attempt, claim_token = EXCLUDED.claim_token, worker = EXCLUDED.worker, claimed_at = now(), expires_at = EXCLUDED.expires_at`,
+          [key.tenant, key.boardId, effect.cardId, effect.attempt, effect.claimToken, effect.by, ttlSeconds],
+        );
+        break;
+      }
+      case 'revoke':
+        await tx.query(`UPDATE board_dispatches SET state = 'revoked', updated_at = now() WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND state IN ('pending', 'queued')`, [
+          key.tenant,
+          key.boardId,
+          effect.cardId,
+        ]);
+        break;
+      case 'release':
+        await tx.query(`DELETE FROM board_claims WHERE tenant = $1 AND board_id = $2 AND card_id = $3`, [key.tenant, key.boardId, effect.cardId]);
+        break;
+    }
+  }
+  for (const assignee of notified) await tx.query(`SELECT pg_notify($1 || current_schema(), $2)`, [DISPATCHED_PREFIX, JSON.stringify([key.tenant, assignee])]);
+}
+
+// ---------------------------------------------------------------- processed jobs
+
+export async function findProcessedJob(db: Queryable, tenant: string, jobId: string): Promise<unknown> {
+  const { rows } = await db.query<{ result: unknown }>(`SELECT result FROM board_processed_jobs WHERE tenant = $1 AND job_id = $2`, [tenant, jobId]);
+  return rows[0]?.result;
+}
+
+export async function recordProcessedJob(tx: Queryable, record: { key: BoardKey; jobId: string; operation: string; expectedVersion: number; result: unknown }): Promise<void> {
+  try {
+    await tx.query(`INSERT INTO board_processed_jobs (tenant, job_id, operation, board_id, result) VALUES ($1, $2, $3, $4, $5::jsonb)`, [
+      record.key.tenant,
+      record.jobId,
+      record.operation,
+      record.key.boardId,
+      JSON.stringify(record.result),
+    ]);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new BoardWriteConflict(record.key, record.expectedVersion, err);
+    throw err;
+  }
+}
+
+export async function pruneProcessedJobs(db: Queryable, olderThanMs: number): Promise<number> {
+  const { rowCount } = await db.query(`DELETE FROM board_processed_jobs WHERE processed_at < now() - make_interval(secs => $1)`, [olderThanMs / 1000]);
+  return rowCount ?? 0;
+}
+
+// ---------------------------------------------------------------- claims and consumers
+
+/** Extends a claim lease by `ttlSeconds` from now; the new expiry, or undefined when the token holds no lease. */
+export async function extendClaim(db: Queryable, key: BoardKey, cardId: string, claimToken: string, ttlSeconds: number): Promise<string | undefined> {
+  const { rows } = await db.query<{ expires_at: Date }>(
+    `UPDATE board_claims SET expires_at = clock_timestamp() + make_interval(secs => $5) WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND claim_token = $4 RETURNING expires_at`,
+    [key.tenant, key.boardId, cardId, claimToken, ttlSeconds],
+  );
+  return rows[0]?.expires_at.toISOString();
+}
+
+export async function claimExpiry(db: Queryable, key: BoardKey, cardId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ expires_at: Date }>(`SELECT expires_at FROM board_claims WHERE tenant = $1 AND board_id = $2 AND card_id = $3`, [key.tenant, key.boardId, cardId]);
+  return rows[0]?.expires_at.toISOString();
+}
+
+export interface ExpiredClaim extends BoardKey {
+  cardId: string;
+  attempt: number;
+  claimToken: string;
+  worker: string;
+  expiresAt: string;
+}
+
+export async function expiredClaims(db: Queryable, limit = 100): Promise<ExpiredClaim[]> {
+  const { rows } = await db.query<{ tenant: string; board_id: string; card_id: string; attempt: number; claim_token: string; worker: string; expires_at: Date }>(
+    `SELECT tenant, board_id, card_id, attempt, claim_token, worker, expires_at FROM board_claims WHERE expires_at < clock_timestamp() ORDER BY expires_at LIMIT $1`,
+    [limit],
+  );
+  return rows.map((r) => ({ tenant: r.tenant, boardId: r.board_id, cardId: r.card_id, attempt: r.attempt, claimToken: r.claim_token, worker: r.worker, expiresAt: r.expires_at.toISOString() }));
+}
+
+/** Attempts dispatched to an assignee and not yet claimed, oldest first. */
+export async function claimableDispatches(db: Queryable, tenant: string, assignee: string, boardId?: string, limit = 20): Promise<Array<{ boardId: string; cardId: string; attempt: number }>> {
+  const { rows } = await db.query<{ board_id: string; card_id: string; attempt: number }>(
+    `SELECT board_id, card_id, attempt FROM board_dispatches WHERE tenant = $1 AND assignee = $2 AND state IN ('pending', 'queued') AND ($3::text IS NULL OR board_id = $3)
+     ORDER BY dispatched_at, board_id, card_id LIMIT $4`,
+    [tenant, assignee, boardId ?? null, limit],
+  );
+  return rows.map((r) => ({ boardId: r.board_id, cardId: r.card_id, attempt: r.attempt }));
+}
+
+export async function touchConsumer(db: Queryable, tenant: string, assignee: string): Promise<void> {
+  await db.query(
+    `INSERT INTO board_consumers (tenant, assignee, last_poll_at) VALUES ($1, $2, clock_timestamp()) ON CONFLICT (tenant, assignee) DO UPDATE SET last_poll_at = EXCLUDED.last_poll_at`,
+    [tenant, assignee],
+  );
+}
+
+export async function lastPolls(db: Queryable, tenant: string): Promise<Record<string, string>> {
+  const { rows } = await db.query<{ assignee: string; last_poll_at: Date }>(`SELECT assignee, last_poll_at FROM board_consumers WHERE tenant = $1`, [tenant]);
+  return Object.fromEntries(rows.map((r) => [r.assignee, r.last_poll_at.toISOString()]));
+}
+
+// ---------------------------------------------------------------- dispatch outbox
+
+export interface DispatchRow extends BoardKey {
+  cardId: string;
+  attempt: number;
+  assignee: string;
+  jobId: string;
+  state: 'pending' | 'queued' | 'claimed' | 'revoked' | 'done';
+}
+
+type DispatchDbRow = { tenant: string; board_id: string; card_id: string; attempt: number; assignee: string; job_id: string; state: DispatchRow['state'] };
+const toDispatch = (r: DispatchDbRow): DispatchRow => ({ tenant: r.tenant, boardId: r.board_id, cardId: r.card_id, attempt: r.attempt, assignee: r.assignee, jobId: r.job_id, state: r.state });
+
+/**
+ * Outbox rows the relay must act on (pending: add the job; claimed or
+ * revoked: remove it), locked so that a claim committing meanwhile waits for
+ * the relay's Redis call and never interleaves with it.
+ */
+export async function lockRelayWork(tx: Queryable, limit: number): Promise<DispatchRow[]> {
+  const { rows } = await tx.query<DispatchDbRow>(
+    `SELECT tenant, board_id, card_id, attempt, assignee, job_id, state FROM board_dispatches WHERE state IN ('pending', 'claimed', 'revoked') ORDER BY updated_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    [limit],
+  );
+  return rows.map(toDispatch);
+}
+
+export async function markDispatch(tx: Queryable, row: DispatchRow, state: DispatchRow['state']): Promise<void> {
+  await tx.query(`UPDATE board_dispatches SET state = $6, updated_at = now() WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND attempt = $4 AND state = $5`, [
+    row.tenant,
+    row.boardId,
+    row.cardId,
+    row.attempt,
+    row.state,
+    state,
+  ]);
+}
+
+/** Queued rows, oldest first after `after`, for the sweep that checks their jobs still exist in Redis. */
+export async function queuedDispatches(db: Queryable, limit: number): Promise<DispatchRow[]> {
+  const { rows } = await db.query<DispatchDbRow>(`SELECT tenant, board_id, card_id, attempt, assignee, job_id, state FROM board_dispatches WHERE state = 'queued' ORDER BY dispatched_at LIMIT $1`, [limit]);
+  return rows.map(toDispatch);
+}
+
+export async function requeueDispatch(db: Queryable, row: DispatchRow): Promise<void> {
+  await db.query(`UPDATE board_dispatches SET state = 'pending', updated_at = now() WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND attempt = $4 AND state = 'queued'`, [
+    row.tenant,
+    row.boardId,
+    row.cardId,
+    row.attempt,
+  ]);
+}
+
+/** Boards with cards waiting for dispatch: the dispatcher's full sweep, beside the boards it is told about. */
+export async function boardsWithDispatchableCards(db: Queryable, limit: number): Promise<BoardKey[]> {
+  const { rows } = await db.query<{ tenant: string; board_id: string }>(
+    `SELECT DISTINCT tenant, board_id FROM board_cards WHERE status IN ('ready', 'changes_requested') AND assignee IS NOT NULL LIMIT $1`,
+    [limit],
+  );
+  return rows.map((r) => ({ tenant: r.tenant, boardId: r.board_id }));
+}
+
+/** Boards with open work or open diagnostics, for the diagnostics sweep. */
+export async function boardsWithOpenCards(db: Queryable, limit: number): Promise<BoardKey[]> {
+  const { rows } = await db.query<{ tenant: string; board_id: string }>(
+    `SELECT tenant, board_id FROM board_cards WHERE status NOT IN ('verified', 'cancelled')
+     UNION SELECT tenant, board_id FROM board_diagnostics WHERE resolved_at IS NULL LIMIT $1`,
+    [limit],
+  );
+  return rows.map((r) => ({ tenant: r.tenant, boardId: r.board_id }));
+}
+
+/** Cards by status over every board, for the metrics gauge. */
+export async function cardCounts(db: Queryable): Promise<Record<string, number>> {
+  const { rows } = await db.query<{ status: string; n: string }>(`SELECT status, count(*) AS n FROM board_cards GROUP BY status`);
+  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+}
+
+// ---------------------------------------------------------------- diagnostics
+
+/** Opens a diagnostic, or counts it again (reopening it if it had resolved). */
+export async function recordDiagnostic(db: Queryable, key: BoardKey, finding: DiagnosticFinding, opts: { bump: boolean }): Promise<void> {
+  await db.query(
+    `INSERT INTO board_diagnostics (tenant, board_id, kind, subject, severity, message, suggested_action, details, first_seen, last_seen, count)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, clock_timestamp(), clock_timestamp(), 1)
+     ON CONFLICT (tenant, board_id, kind, subject) DO UPDATE SET
+       severity = EXCLUDED.severity, message = EXCLUDED.message, suggested_action = EXCLUDED.suggested_action, details = EXCLUDED.details,
+       last_seen = EXCLUDED.last_seen,
+       count = board_diagnostics.count + CASE WHEN $9 OR board_diagnostics.resolved_at IS NOT NULL THEN 1 ELSE 0 END,
+       resolved_at = NULL`,
+    [key.tenant, key.boardId, finding.kind, finding.subject, finding.severity, finding.message, finding.suggestedAction, JSON.stringify(finding.details), opts.bump],
+  );
+}
+
+export async function openDiagnostics(db: Queryable, key: BoardKey): Promise<Array<{ kind: DiagnosticKind; subject: string; lastSeen: string }>> {
+  const { rows } = await db.query<{ kind: DiagnosticKind; subject: string; last_seen: Date }>(
+    `SELECT kind, subject, last_seen FROM board_diagnostics WHERE tenant = $1 AND board_id = $2 AND resolved_at IS NULL`,
+    [key.tenant, key.boardId],
+  );
+  return rows.map((r) => ({ kind: r.kind, subject: r.subject, lastSeen: r.last_seen.toISOString() }));
+}
+
+export async function resolveDiagnostics(db: Queryable, key: BoardKey, which: ReadonlyArray<{ kind: DiagnosticKind; subject: string }>): Promise<void> {
+  if (which.length === 0) return;
+  await db.query(
+    `UPDATE board_diagnostics d SET resolved_at = clock_timestamp() FROM unnest($3::text[], $4::text[]) AS w(kind, subject)
+     WHERE d.tenant = $1 AND d.board_id = $2 AND d.kind = w.kind AND d.subject = w.subject AND d.resolved_at IS NULL`,
+    [key.tenant, key.boardId, which.map((w) => w.kind), which.map((w) => w.subject)],
+  );
+}
+
+export async function listDiagnostics(db: Queryable, key: BoardKey, includeResolved: boolean): Promise<Diagnostic[]> {
+  const { rows } = await db.query<{
+    kind: DiagnosticKind;
+    subject: string;
+    severity: Diagnostic['severity'];
+    message: string;
+    suggested_action: string;
+    details: Record<string, unknown>;
+    first_seen: Date;
+    last_seen: Date;
+    count: number;
+    resolved_at: Date | null;
+  }>(
+    `SELECT kind, subject, severity, message, suggested_action, details, first_seen, last_seen, count, resolved_at FROM board_diagnostics
+     WHERE tenant = $1 AND board_id = $2 AND ($3 OR resolved_at IS NULL)
+     ORDER BY resolved_at IS NOT NULL, CASE severity WHEN 'error' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, last_seen DESC LIMIT 500`,
+    [key.tenant, key.boardId, includeResolved],
+  );
+  return rows.map((r) => ({
+    kind: r.kind,
+    subject: r.subject,
+    severity: r.severity,
+    message: r.message,
+    suggestedAction: r.suggested_action,
+    details: r.details,
+    firstSeen: r.first_seen.toISOString(),
+    lastSeen: r.last_seen.toISOString(),
+    count: r.count,
+    resolvedAt: r.resolved_at ? r.resolved_at.toISOString() : null,
+  }));
+}
+
+/** Open diagnostics by kind over every board, for the metrics gauge. */
+export async function diagnosticCounts(db: Queryable): Promise<Record<string, number>> {
+  const { rows } = await db.query<{ kind: string; n: string }>(`SELECT kind, count(*) AS n FROM board_diagnostics WHERE resolved_at IS NULL GROUP BY kind`);
+  return Object.fromEntries(rows.map((r) => [r.kind, Number(r.n)]));
+}

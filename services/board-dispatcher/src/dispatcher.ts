@@ -1,0 +1,343 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { withTransaction, type Logger, type Pool } from '@vouch/platform';
+import { BoardCache, loadCommitted } from './board-cache.js';
+import type { BoardNotifications } from './board-notifications.js';
+import {
+  FenceRejected,
+  appendEvents,
+  boardsWithDispatchableCards,
+  boardsWithOpenCards,
+  checkFence,
+  expiredClaims,
+  lastPolls,
+  openDiagnostics,
+  readHead,
+  recordDiagnostic,
+  resolveDiagnostics,
+  type BoardKey,
+  type ExpiredClaim,
+  type Fence,
+} from './board-store.js';
+import { readLease, releaseLease, renewLease, tryAcquireLease, type LeaseTerm } from './dispatcher-lease.js';
+import { expireClaim, planDispatch } from './domain/board-commands.js';
+import { CONDITION_KINDS, evaluateConditions, ghostRunningFinding, resolvedOccurrences } from './domain/diagnose-board.js';
+import type { BoardMetrics } from './metrics.js';
+import type { WorkQueues } from './work-queues.js';
+
+/**
+ * The dispatcher. Every replica runs one; only the holder of the dispatcher
+ * lease acts. Followers wait for the lease to expire (reading its expiry
+ * from Postgres) and try to take it. The leader renews it every third of its
+ * TTL and, between renewals:
+ *
+ * - dispatches the boards it is told changed (Postgres notifications), and
+ *   every board with dispatchable cards once per dispatch sweep;
+ * - relays the dispatch outbox to the assignees' work queues;
+ * - ends claims that stopped heartbeating, checks queued jobs still exist,
+ *   and evaluates diagnostics, once per sweep.
+ *
+ * Every board write it makes runs in a transaction that first checks, under
+ * a share lock on the lease row, that it still holds the lease at its epoch
+ * (board-store.ts checkFence): a leader paused past its TTL that wakes up
+ * and writes is refused, however sure it is that it still leads.
+ */
+
+export interface DispatcherOptions {
+  pool: Pool;
+  queues: WorkQueues;
+  logger: Logger;
+  metrics: BoardMetrics;
+  notifications?: BoardNotifications;
+  cache?: BoardCache;
+  holder?: string;
+  leaseTtlMs: number;
+  dispatchSweepMs: number;
+  sweepMs: number;
+  consumerTtlMs: number;
+  strandedAfterMs: number;
+  diagnosticQuietMs: number;
+  now?: () => Date;
+  /** Test hooks: called with the fence just before a board write is attempted, and when one is refused. */
+  hooks?: { beforeFencedWrite?(fence: Fence, key: BoardKey): Promise<void> | void; onFenceRejected?(fence: Fence): void; onLeader?(term: LeaseTerm): void; onLostLease?(term: LeaseTerm): void };
+}
+
+export function defaultHolder(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+export class Dispatcher {
+  readonly holder: string;
+  private term: LeaseTerm | undefined;
+  /** performance.now() by which the lease must be renewed, and after which this replica assumes it lost it. */
+  private renewAt = 0;
+  private trustUntil = 0;
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private readonly dirty = new Map<string, BoardKey>();
+  private readonly cache: BoardCache;
+  private unlisten: (() => void) | undefined;
+  private nextDispatchSweep = 0;
+  private nextSweep = 0;
+
+  constructor(private readonly opts: DispatcherOptions) {
+    this.holder = opts.holder ?? defaultHolder();
+    this.cache = opts.cache ?? new BoardCache();
+  }
+
+  get isLeader(): boolean {
+    return this.term !== undefined;
+  }
+
+  get epoch(): number | undefined {
+    return this.term?.epoch;
+  }
+
+  start(): void {
+    this.opts.metrics.leaseTtl.set(this.opts.leaseTtlMs / 1000);
+    this.opts.metrics.leader.set(0);
+    this.unlisten = this.opts.notifications?.onBoardChanged((tenant, boardId) => {
+      if (!this.term) return;
+      this.dirty.set(JSON.stringify([tenant, boardId]), { tenant, boardId });
+      this.wake?.();
+    });
+    this.loop = this.run();
+  }
+
+  /** Stops the loop and hands the lease back, so a follower takes over at once. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unlisten?.();
+    this.wake?.();
+    await this.loop;
+    if (this.term) await releaseLease(this.opts.pool, this.term).catch(() => {});
+    this.lose();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped || ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = undefined;
+        done();
+      };
+    });
+  }
+
+  private lose(): void {
+    const term = this.term;
+    this.term = undefined;
+    this.opts.metrics.leader.set(0);
+    this.dirty.clear();
+    if (term) this.opts.hooks?.onLostLease?.(term);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        if (!this.term) await this.follow();
+        else await this.lead();
+      } catch (err) {
+        this.opts.logger.warn({ err }, 'dispatcher step failed; retrying');
+        await this.sleep(Math.min(1_000, this.opts.leaseTtlMs / 4));
+      }
+    }
+  }
+
+  /** Not leading: take the lease if it has expired, else sleep until it does. */
+  private async follow(): Promise<void> {
+    const ttl = this.opts.leaseTtlMs;
+    const term = await tryAcquireLease(this.opts.pool, this.holder, ttl, Math.min(500, ttl / 4));
+    if (term) {
+      this.term = term;
+      const t = performance.now();
+      this.renewAt = t + ttl / 3;
+      // Trust the lease locally for a little less than its TTL, measured from before the acquiring round trip ended.
+      this.trustUntil = t + ttl * 0.9;
+      this.nextDispatchSweep = 0;
+      this.nextSweep = 0;
+      this.opts.metrics.leader.set(1);
+      this.opts.metrics.takeovers.inc();
+      this.opts.logger.info({ holder: this.holder, epoch: term.epoch }, 'took the dispatcher lease');
+      this.opts.hooks?.onLeader?.(term);
+      return;
+    }
+    const lease = await readLease(this.opts.pool);
+    const left = lease.expiresAt.getTime() - lease.now.getTime();
+    // Wake just after it expires; never sleep past a TTL (a holder may have given it back early).
+    await this.sleep(Math.max(10, Math.min(left + 5, ttl)));
+  }
+
+  private async lead(): Promise<void> {
+    const now = performance.now();
+    if (now >= this.trustUntil) {
+      this.opts.logger.warn({ epoch: this.term!.epoch }, 'the dispatcher lease may have expired while this replica was stalled: taking it again before any write');
+      this.lose();
+      return;
+    }
+    if (now >= this.renewAt) {
+      const renewed = await renewLease(this.opts.pool, this.term!, this.opts.leaseTtlMs);
+      if (!renewed) {
+        this.opts.logger.warn({ epoch: this.term!.epoch }, 'lost the dispatcher lease');
+        this.lose();
+        return;
+      }
+      const t = performance.now();
+      this.term = renewed;
+      this.renewAt = t + this.opts.leaseTtlMs / 3;
+      this.trustUntil = now + this.opts.leaseTtlMs * 0.9;
+    }
+    await this.work();
+    const t = performance.now();
+    const until = Math.min(this.renewAt, this.nextDispatchSweep, this.nextSweep) - t;
+    if (this.dirty.size === 0) await this.sleep(until);
+  }
+
+  private fence(): Fence {
+    return { holder: this.holder, epoch: this.term!.epoch, idleInTransactionMs: Math.max(250, this.opts.leaseTtlMs / 2) };
+  }
+
+  /** One round of leader work; a refused fence ends the leadership without throwing. */
+  private async work(): Promise<void> {
+    try {
+      const t = performance.now();
+      const boards = [...this.dirty.values()];
+      this.dirty.clear();
+      if (t >= this.nextDispatchSweep) {
+        this.nextDispatchSweep = t + this.opts.dispatchSweepMs;
+        for (const key of await boardsWithDispatchableCards(this.opts.pool, 1_000)) if (!boards.some((b) => b.tenant === key.tenant && b.boardId === key.boardId)) boards.push(key);
+      }
+      let dispatched = 0;
+      for (const key of boards) dispatched += await this.dispatchBoard(key);
+      if (dispatched > 0) await this.relay();
+      if (t >= this.nextSweep) {
+        this.nextSweep = t + this.opts.sweepMs;
+        await this.sweep();
+      }
+    } catch (err) {
+      if (err instanceof FenceRejected) {
+        this.opts.metrics.fenceRejections.inc();
+        this.opts.logger.warn({ epoch: err.fence.epoch }, 'a dispatcher write was refused by the lease fence: this replica no longer leads');
+        this.opts.hooks?.onFenceRejected?.(err.fence);
+        this.lose();
+        return;
+      }
+      throw err;
+    }
+  }
+
+  private at(): string {
+    return (this.opts.now ? this.opts.now() : new Date()).toISOString();
+  }
+
+  /** Dispatches what one board can dispatch now, in one fenced transaction; returns how many cards. */
+  async dispatchBoard(key: BoardKey): Promise<number> {
+    const fence = this.fence();
+    await this.opts.hooks?.beforeFencedWrite?.(fence, key);
+    const result = await withTransaction(this.opts.pool, async (tx) => {
+      await checkFence(tx, fence);
+      const head = await readHead(tx, key, { lock: true });
+      const state = await loadCommitted(tx, key, head, this.cache.get(key));
+      if (!state) return undefined;
+      const plan = planDispatch(state, { epoch: fence.epoch, at: this.at() });
+      if (plan.events.length === 0) return { state, plan };
+      await appendEvents(tx, key, state.version, plan.events, plan.state, { fence });
+      return { state: plan.state, plan };
+    });
+    if (!result) return 0;
+    this.cache.remember(key, result.state);
+    const at = Date.parse(result.plan.events[0]?.at ?? this.at());
+    for (const d of result.plan.dispatched) this.opts.metrics.dispatchLatency.observe(Math.max(0, at - Date.parse(d.readySince)) / 1000);
+    this.opts.metrics.dispatched.inc(result.plan.dispatched.length);
+    return result.plan.dispatched.length;
+  }
+
+  private async relay(): Promise<void> {
+    try {
+      while ((await this.opts.queues.relay(this.opts.pool)) > 0) {
+        // keep going until the outbox is settled
+      }
+    } catch (err) {
+      // Redis down: the rows stay pending and the next sweep relays them.
+      this.opts.logger.warn({ err }, 'relaying dispatches to the work queues failed; will retry');
+    }
+  }
+
+  /** Claims, the outbox, lost jobs and diagnostics. */
+  private async sweep(): Promise<void> {
+    for (const claim of await expiredClaims(this.opts.pool)) await this.expire(claim);
+    await this.relay();
+    try {
+      const lost = await this.opts.queues.reconcile(this.opts.pool);
+      if (lost > 0) {
+        this.opts.logger.warn({ lost }, 'queued dispatch jobs were missing from Redis: queuing them again');
+        await this.relay();
+      }
+    } catch (err) {
+      this.opts.logger.warn({ err }, 'checking the work queues failed; will retry');
+    }
+    await this.diagnose();
+  }
+
+  private async expire(claim: ExpiredClaim): Promise<void> {
+    const key = { tenant: claim.tenant, boardId: claim.boardId };
+    const fence = this.fence();
+    await this.opts.hooks?.beforeFencedWrite?.(fence, key);
+    const result = await withTransaction(this.opts.pool, async (tx) => {
+      await checkFence(tx, fence);
+      const head = await readHead(tx, key, { lock: true });
+      // A heartbeat may have extended it since it was listed.
+      const still = await tx.query(`SELECT 1 FROM board_claims WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND claim_token = $4 AND expires_at < clock_timestamp() FOR UPDATE`, [
+        key.tenant,
+        key.boardId,
+        claim.cardId,
+        claim.claimToken,
+      ]);
+      const state = await loadCommitted(tx, key, head, this.cache.get(key));
+      if (!state) return undefined;
+      if (still.rowCount !== 1) return { state, changed: false };
+      const card = state.cards[claim.cardId];
+      const decision = expireClaim(state, { cardId: claim.cardId, claimToken: claim.claimToken, at: this.at() });
+      if (decision.events.length === 0) {
+        // The board moved on (the card is no longer running under this token): the lease row is stale.
+        await tx.query(`DELETE FROM board_claims WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND claim_token = $4`, [key.tenant, key.boardId, claim.cardId, claim.claimToken]);
+        return { state, changed: false };
+      }
+      await appendEvents(tx, key, state.version, decision.events, decision.state, { fence });
+      if (card) await recordDiagnostic(tx, key, ghostRunningFinding(card, { by: claim.worker, attempt: claim.attempt, expiresAt: claim.expiresAt }), { bump: true });
+      return { state: decision.state, changed: true };
+    });
+    if (result) this.cache.remember(key, result.state);
+  }
+
+  /** Evaluates the diagnostics of boards with open work, in fenced transactions. */
+  private async diagnose(): Promise<void> {
+    const now = this.at();
+    const pollsByTenant = new Map<string, Record<string, string>>();
+    for (const key of await boardsWithOpenCards(this.opts.pool, 200)) {
+      const fence = this.fence();
+      await withTransaction(this.opts.pool, async (tx) => {
+        await checkFence(tx, fence);
+        const state = await loadCommitted(tx, key, await readHead(tx, key), this.cache.get(key));
+        if (!state) return;
+        let polls = pollsByTenant.get(key.tenant);
+        if (!polls) {
+          polls = await lastPolls(tx, key.tenant);
+          pollsByTenant.set(key.tenant, polls);
+        }
+        const found = evaluateConditions(state, { now, lastPollByAssignee: polls, consumerTtlMs: this.opts.consumerTtlMs, strandedAfterMs: this.opts.strandedAfterMs });
+        for (const finding of found) await recordDiagnostic(tx, key, finding, { bump: false });
+        const open = await openDiagnostics(tx, key);
+        const holding = new Set(found.map((f) => `${f.kind} ${f.subject}`));
+        const gone = open.filter((d) => CONDITION_KINDS.includes(d.kind) && !holding.has(`${d.kind} ${d.subject}`));
+        await resolveDiagnostics(tx, key, [...gone, ...resolvedOccurrences(state, open, now, this.opts.diagnosticQuietMs)]);
+      });
+    }
+  }
+}

@@ -1,0 +1,101 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { withTransaction, type Pool } from '@vouch/platform';
+import { lockRelayWork, markDispatch, queuedDispatches, requeueDispatch, type DispatchRow } from './board-store.js';
+
+/**
+ * The assignees' work queues and the outbox relay.
+ *
+ * Every dispatched attempt has a row in board_dispatches, written in the
+ * transaction of its card_dispatched event. The relay turns a pending row
+ * into a job on `board-work.<tenant>.<assignee>` whose id is the row's job
+ * id (board.card.attempt), and marks the row queued; when the attempt is
+ * claimed or revoked, it removes the job and marks the row done. The relay
+ * holds each row locked (FOR UPDATE) across its Redis call, so a claim
+ * committing meanwhile waits and never interleaves with it. Hence:
+ *
+ * - no job without its event: jobs are only added from rows, and rows only
+ *   exist with their event;
+ * - no dispatched card without its job: a pending row is relayed on the next
+ *   pass (its add is idempotent: BullMQ ignores an add with an existing id),
+ *   and the reconcile sweep sends a queued row whose job Redis lost (a
+ *   restart without persistence) back to pending, so it is added again.
+ *
+ * Claims themselves are decided in Postgres (board-handlers.ts): the job is
+ * the attempt's visible place in its assignee's queue (the queue dashboard
+ * shows each agent's backlog), never a second source of truth.
+ */
+
+/** The work queue of an assignee within a tenant. */
+export function workQueueName(tenant: string, assignee: string): string {
+  return `board-work.${tenant}.${assignee}`;
+}
+
+export class WorkQueues {
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(private readonly opts: { connection: Redis; prefix: string }) {}
+
+  queue(tenant: string, assignee: string): Queue {
+    const name = workQueueName(tenant, assignee);
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: this.opts.connection, prefix: this.opts.prefix });
+      queue.on('error', () => {}); // the failed call reports the outage; the connection reconnects by itself
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  async add(row: DispatchRow): Promise<void> {
+    await this.queue(row.tenant, row.assignee).add(
+      'board.card',
+      { tenant: row.tenant, boardId: row.boardId, cardId: row.cardId, attempt: row.attempt },
+      { jobId: row.jobId, removeOnComplete: true, removeOnFail: true },
+    );
+  }
+
+  async remove(row: DispatchRow): Promise<void> {
+    await this.queue(row.tenant, row.assignee).remove(row.jobId);
+  }
+
+  async exists(row: DispatchRow): Promise<boolean> {
+    return (await this.queue(row.tenant, row.assignee).getJob(row.jobId)) !== undefined;
+  }
+
+  /**
+   * One relay pass over up to `limit` rows; returns how many it settled. A
+   * Redis failure rolls the pass back (rows stay as they were) and throws.
+   */
+  async relay(pool: Pool, limit = 200): Promise<number> {
+    return withTransaction(pool, async (tx) => {
+      const rows = await lockRelayWork(tx, limit);
+      for (const row of rows) {
+        if (row.state === 'pending') {
+          await this.add(row);
+          await markDispatch(tx, row, 'queued');
+        } else {
+          await this.remove(row);
+          await markDispatch(tx, row, 'done');
+        }
+      }
+      return rows.length;
+    });
+  }
+
+  /** Sends queued rows whose job is gone from Redis back to pending; returns how many. */
+  async reconcile(pool: Pool, limit = 500): Promise<number> {
+    let lost = 0;
+    for (const row of await queuedDispatches(pool, limit)) {
+      if (await this.exists(row)) continue;
+      await requeueDispatch(pool, row);
+      lost += 1;
+    }
+    return lost;
+  }
+
+  async close(): Promise<void> {
+    for (const queue of this.queues.values()) await queue.close().catch(() => {});
+    this.queues.clear();
+  }
+}
