@@ -108,10 +108,11 @@ wait_ready gateway "http://127.0.0.1:$PORT"
 if [ -f services/ledger-critic/src/main.ts ]; then wait_ready ledger-critic "http://127.0.0.1:${LEDGER_CRITIC_HTTP_PORT:-9104}" || true; fi
 if [ -f services/extractor/src/main.ts ]; then wait_ready extractor "http://127.0.0.1:${EXTRACTOR_HTTP_PORT:-9102}" || true; fi
 if [ -f services/vision-router/src/main.ts ]; then wait_ready vision-router "http://127.0.0.1:${VISION_ROUTER_HTTP_PORT:-9101}" || true; fi
+if [ -f services/board-dispatcher/src/main.ts ]; then wait_ready board-dispatcher "http://127.0.0.1:${BOARD_DISPATCHER_HTTP_PORT:-9103}" || true; fi
 
 # --- a first key, so the stack can be called at once --------------------------------
 if [ ! -s "$RUN/api-key" ]; then
-  npm run --silent keys -- create --tenant local --scopes jobs:read,media:write,media:read,ledger:write,ledger:read,artifacts:write,artifacts:read,system:read,vision:write,vision:read,admin >"$RUN/api-key" 2>/dev/null
+  npm run --silent keys -- create --tenant local --scopes jobs:read,media:write,media:read,ledger:write,ledger:read,artifacts:write,artifacts:read,board:write,board:read,system:read,vision:write,vision:read,admin >"$RUN/api-key" 2>/dev/null
   say "created an API key for tenant 'local' in $RUN/api-key (admin scope; make narrower ones with npm run keys)"
 fi
 cat <<MSG

@@ -79,8 +79,17 @@ const DOCUMENTED: Record<string, Record<string, string[] | null>> = {
   vouch_vision_auxiliary_calls_total: { outcome: ['ok', 'not_configured', 'no_vision', 'not_found', 'timeout', 'error', 'empty'] },
   vouch_vision_ocr_worker_events_total: { event: ['started', 'recycled', 'failed', 'timed_out'] },
   vouch_vision_resolutions_total: { resolved_by: ['reply_to', 'alias', 'latest', 'inline', 'choose_image', 'none'] },
+  vouch_board_leader: {},
+  vouch_board_lease_takeovers_total: {},
+  vouch_board_fence_rejections_total: {},
+  vouch_board_dispatch_latency_seconds: {},
+  vouch_board_dispatched_total: {},
+  vouch_board_cards: { status: ['todo', 'ready', 'dispatched', 'running', 'submitted', 'changes_requested', 'verified', 'blocked', 'cancelled'] },
+  vouch_board_diagnostics: { kind: null },
+  vouch_board_lease_ttl_seconds: {},
+  vouch_board_leaderless_seconds: {},
 };
-const HISTOGRAMS = new Set(['vouch_job_duration_seconds', 'vouch_http_request_duration_seconds', 'vouch_ledger_critique_duration_seconds', 'vouch_extractor_materialized_chars', 'vouch_extractor_prompt_chars', 'vouch_extractor_evidence_chars', 'vouch_vision_stage_duration_seconds', 'vouch_vision_ocr_confidence']);
+const HISTOGRAMS = new Set(['vouch_job_duration_seconds', 'vouch_http_request_duration_seconds', 'vouch_ledger_critique_duration_seconds', 'vouch_extractor_materialized_chars', 'vouch_extractor_prompt_chars', 'vouch_extractor_evidence_chars', 'vouch_vision_stage_duration_seconds', 'vouch_vision_ocr_confidence', 'vouch_board_dispatch_latency_seconds']);
 /** Labels Prometheus attaches to every scraped series (scrape config and relabelling). */
 const TARGET_LABELS = ['job', 'instance', 'service', 'namespace', 'pod'];
 
