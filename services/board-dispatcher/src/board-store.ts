@@ -2,7 +2,7 @@ import type { Diagnostic, DiagnosticKind } from '@vouch/contracts';
 import type { Queryable } from '@vouch/platform';
 import { cardOf, parseBoardEvent, type BoardEvent } from './domain/board-events.js';
 import type { DiagnosticFinding } from './domain/diagnose-board.js';
-import { dispatchEffects, dispatchJobId } from './domain/dispatch-effects.js';
+import { dispatchEffects, dispatchJobId, mayEnableDispatch } from './domain/dispatch-effects.js';
 import { applyEvents, deepFreeze, type BoardState } from './domain/replay-board.js';
 
 /**
@@ -192,23 +192,35 @@ async function projectCards(tx: Queryable, key: BoardKey, events: readonly Board
      ON CONFLICT (tenant, board_id, card_id) DO UPDATE SET status = EXCLUDED.status, assignee = EXCLUDED.assignee, status_since = EXCLUDED.status_since`,
     [key.tenant, key.boardId, cards.map((c) => c.id), cards.map((c) => c.status), cards.map((c) => c.assignee), cards.map((c) => c.statusSince)],
   );
-  await tx.query(`SELECT pg_notify($1 || current_schema(), $2)`, [CHANGED_PREFIX, JSON.stringify([key.tenant, key.boardId])]);
+  if (mayEnableDispatch(events)) await tx.query(`SELECT pg_notify($1 || current_schema(), $2)`, [CHANGED_PREFIX, JSON.stringify([key.tenant, key.boardId])]);
 }
 
 async function applyDispatchEffects(tx: Queryable, key: BoardKey, events: readonly BoardEvent[], state: BoardState): Promise<void> {
-  const epochOf = new Map(events.filter((e) => e.type === 'card_dispatched').map((e) => [`${e.cardId}#${e.attempt}`, e.epoch]));
-  const notified = new Set<string>();
-  for (const effect of dispatchEffects(events)) {
+  const effects = dispatchEffects(events);
+  // Dispatches come in batches (a dispatch pass over a board): one statement for all of them.
+  const dispatched = events.filter((e) => e.type === 'card_dispatched');
+  if (dispatched.length) {
+    await tx.query(
+      `INSERT INTO board_dispatches (tenant, board_id, card_id, attempt, assignee, job_id, state, epoch)
+       SELECT $1, $2, d.card_id, d.attempt, d.assignee, d.job_id, 'pending', d.epoch FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::bigint[]) AS d(card_id, attempt, assignee, job_id, epoch)`,
+      [
+        key.tenant,
+        key.boardId,
+        dispatched.map((e) => e.cardId),
+        dispatched.map((e) => e.attempt),
+        dispatched.map((e) => e.assignee),
+        dispatched.map((e) => dispatchJobId(key.boardId, e.cardId, e.attempt)),
+        dispatched.map((e) => e.epoch),
+      ],
+    );
+    const assignees = [...new Set(dispatched.map((e) => e.assignee))];
+    await tx.query(`SELECT pg_notify($1 || current_schema(), json_build_array($2::text, a)::text) FROM unnest($3::text[]) AS a`, [DISPATCHED_PREFIX, key.tenant, assignees]);
+  }
+  for (const effect of effects) {
     switch (effect.kind) {
       case 'dispatch':
-        await tx.query(
-          `INSERT INTO board_dispatches (tenant, board_id, card_id, attempt, assignee, job_id, state, epoch) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7)`,
-          [key.tenant, key.boardId, effect.cardId, effect.attempt, effect.assignee, dispatchJobId(key.boardId, effect.cardId, effect.attempt), epochOf.get(`${effect.cardId}#${effect.attempt}`)],
-        );
-        notified.add(effect.assignee);
         break;
       case 'claim': {
-        const ttlSeconds = state.policy.claimTtlSeconds;
         await tx.query(`UPDATE board_dispatches SET state = 'claimed', updated_at = now() WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND attempt = $4 AND state IN ('pending', 'queued')`, [
           key.tenant,
           key.boardId,
@@ -218,7 +230,7 @@ async function applyDispatchEffects(tx: Queryable, key: BoardKey, events: readon
         await tx.query(
           `INSERT INTO board_claims (tenant, board_id, card_id, attempt, claim_token, worker, expires_at) VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp() + make_interval(secs => $7))
            ON CONFLICT (tenant, board_id, card_id) DO UPDATE SET attempt = EXCLUDED.attempt, claim_token = EXCLUDED.claim_token, worker = EXCLUDED.worker, claimed_at = now(), expires_at = EXCLUDED.expires_at`,
-          [key.tenant, key.boardId, effect.cardId, effect.attempt, effect.claimToken, effect.by, ttlSeconds],
+          [key.tenant, key.boardId, effect.cardId, effect.attempt, effect.claimToken, effect.by, state.policy.claimTtlSeconds],
         );
         break;
       }
@@ -234,7 +246,6 @@ async function applyDispatchEffects(tx: Queryable, key: BoardKey, events: readon
         break;
     }
   }
-  for (const assignee of notified) await tx.query(`SELECT pg_notify($1 || current_schema(), $2)`, [DISPATCHED_PREFIX, JSON.stringify([key.tenant, assignee])]);
 }
 
 // ---------------------------------------------------------------- processed jobs

@@ -78,7 +78,7 @@ describe('Redis restarting mid-run', () => {
       return (await job.waitUntilFinished(events, 20_000)) as T;
     } catch (err) {
       const fresh = await queue.getJob(job.id!);
-      if (fresh && (await fresh.isFailed())) throw new Error(`${operation} failed: ${JSON.stringify(decodeJobError(fresh.failedReason))}`);
+      if (fresh && (await fresh.isFailed())) throw new Error(`${operation} failed: ${JSON.stringify(decodeJobError(fresh.failedReason))}`, { cause: err });
       throw err;
     }
   };

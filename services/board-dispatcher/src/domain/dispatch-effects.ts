@@ -45,3 +45,29 @@ export function dispatchEffects(events: readonly BoardEvent[]): DispatchEffect[]
 export function dispatchJobId(boardId: string, cardId: string, attempt: number): string {
   return `${boardId}.${cardId}.${attempt}`;
 }
+
+/**
+ * Whether events may let the dispatcher dispatch something: a card became
+ * ready (or was sent back with changes requested), capacity was freed (a card
+ * left dispatched or running), or an assignee changed. The store notifies the
+ * dispatcher only then, so its own dispatches do not wake it for nothing.
+ */
+export function mayEnableDispatch(events: readonly BoardEvent[]): boolean {
+  return events.some((e) => {
+    switch (e.type) {
+      case 'card_added':
+        return e.card.status === 'ready';
+      case 'card_transitioned':
+        return e.to === 'ready' || e.from === 'dispatched' || e.from === 'running';
+      case 'card_failed':
+      case 'card_submitted':
+        return true;
+      case 'card_reviewed':
+        return e.to === 'changes_requested';
+      case 'card_updated':
+        return e.changes.assignee !== undefined;
+      default:
+        return false;
+    }
+  });
+}

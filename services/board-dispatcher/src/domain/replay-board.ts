@@ -44,6 +44,13 @@ export interface BoardState {
   decisions: BoardDecision[];
 }
 
+/**
+ * Decisions the state keeps, newest last. A board that retries a card
+ * thousands of times would otherwise grow its state (and every snapshot and
+ * read) with each retry; the event stream holds the whole history.
+ */
+export const DECISIONS_KEPT = 500;
+
 /** The event stream is corrupt or out of order: a bug or a bad write, never a caller's mistake. */
 export class BoardStreamError extends Error {
   constructor(message: string) {
@@ -119,6 +126,8 @@ class Draft {
     Object.freeze(this.state.cards);
     Object.freeze(this.state.order);
     Object.freeze(this.state.keys);
+    // The state keeps the latest decisions (the stream keeps every one); trimmed once per batch, not per event.
+    if (this.state.decisions.length > DECISIONS_KEPT) this.state.decisions = this.state.decisions.slice(-DECISIONS_KEPT);
     Object.freeze(this.state.decisions);
     return Object.freeze(this.state);
   }
