@@ -383,7 +383,8 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
           resolvedAt: null,
         });
       }
-      return { boardId: input.boardId, diagnostics, leader: { holder: lease.holder, epoch: lease.epoch, expiresAt: lease.expiresAt.getTime() > 0 ? lease.expiresAt.toISOString() : null, healthy } };
+      const leaderlessSince = healthy ? null : lease.expiresAt.getTime() > 0 ? lease.expiresAt.toISOString() : lease.now.toISOString();
+      return { boardId: input.boardId, diagnostics, leader: { holder: lease.holder, epoch: lease.epoch, healthy, leaderlessSince } };
     },
 
     async synthesize(caller, input) {

@@ -5,6 +5,7 @@
  * tenant isolation) run against it, so a new service joins them by adding
  * its starter to SERVICE_STARTERS.
  */
+import { startBoardServiceUnderTest } from '../../board-dispatcher/test/board-test-env.js';
 import { startGatedExtractorUnderTest } from '../../extractor/test/extractor-test-env.js';
 import { startLedgerServiceUnderTest } from '../../ledger-critic/test/ledger-test-env.js';
 import { startVisionServiceUnderTest } from '../../vision-router/test/vision-test-env.js';
@@ -25,6 +26,7 @@ export const SERVICE_STARTERS: Record<string, ServiceStarter> = {
   // Serves both extractor queues: extractor-gpu behind its gate (fake nvidia-smi, Ollama test server).
   extractor: (label, ctx) => startGatedExtractorUnderTest(label, { prefix: ctx.prefix }),
   'vision-router': (label, ctx) => startVisionServiceUnderTest(label, { prefix: ctx.prefix, schema: ctx.gatewaySchema }),
+  'board-dispatcher': (label, ctx) => startBoardServiceUnderTest(label, {}, { prefix: ctx.prefix }),
 };
 
 export interface FullStack {

@@ -216,7 +216,7 @@ export const boardClaimCard = defineOperation({
     leaseExpiresAt: IsoTimeSchema.optional(),
   }),
   agentFacing: true,
-  example: { assignee: 'worker-1', waitSeconds: 20 },
+  example: { assignee: 'worker-1', waitSeconds: 2 },
   // Above the longest long-poll, so the gateway never answers 504 to a wait that is still within its bound.
   timeoutMs: (BOARD_LIMITS.maxClaimWaitSeconds + 10) * 1000,
 });
@@ -320,11 +320,13 @@ export const boardShow = defineOperation({
   example: { boardId: 'run-2026-12-01-a' },
 });
 
+/** Who holds the dispatcher lease. Stable while the same leader holds it (renewals do not show), so reads of it compare equal. */
 export const LeaderStateSchema = z.object({
   holder: text().nullable(),
   epoch: z.number().int().nonnegative(),
-  expiresAt: IsoTimeSchema.nullable(),
   healthy: z.boolean(),
+  /** When the lease expired with nobody renewing it; null while a leader holds it. */
+  leaderlessSince: IsoTimeSchema.nullable(),
 });
 
 export const boardDiagnostics = defineOperation({
