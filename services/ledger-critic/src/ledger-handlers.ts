@@ -1,5 +1,6 @@
 import {
   BadInputError,
+  LEDGER_LIMITS,
   ConflictError,
   NotFoundError,
   ledgerGet,
@@ -10,6 +11,7 @@ import {
   ledgerRender,
   type CritiqueOutcome,
   type FieldIssue,
+  type OpenItem,
   type OperationOutput,
 } from '@vouch/contracts';
 import { handle, withTransaction, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
@@ -76,6 +78,12 @@ export interface LedgerCommandDeps {
   now?: () => Date;
   /** Recent committed ledger states; a fresh one per command set when absent. */
   cache?: LedgerCache;
+  /**
+   * The open cards of a bound board, as open items (the board-dispatcher's
+   * board.synthesize, called over the queues). Without it a bound board is
+   * not read, and reviews say so.
+   */
+  boardOpenItems?: (tenant: string, boardId: string) => Promise<OpenItem[]>;
 }
 
 type Input<Op extends { input: z.ZodType }> = z.output<Op['input']>;
@@ -226,12 +234,29 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
     metrics.critiqueDuration.observe(seconds);
   }
 
+  /**
+   * The caller's open items plus the bound board's unverified and blocked
+   * cards (a card the caller already listed by ref is not listed twice),
+   * within the open-items bound: past it, one item says how many more.
+   */
+  async function withBoardItems(tenant: string, boardId: string, given: OpenItem[]): Promise<OpenItem[]> {
+    const fromBoard = deps.boardOpenItems
+      ? await deps.boardOpenItems(tenant, boardId)
+      : [{ kind: 'board_card' as const, text: `board "${boardId}" is bound to this run, but this ledger-critic cannot read boards: its cards could not be checked` }];
+    const listed = new Set(given.flatMap((item) => (item.ref ? [item.ref] : [])));
+    const extra = fromBoard.filter((item) => !item.ref || !listed.has(item.ref));
+    const room = LEDGER_LIMITS.openItems - given.length;
+    if (extra.length <= room) return [...given, ...extra];
+    const kept = extra.slice(0, Math.max(0, room - 1));
+    return [...given, ...kept, { kind: 'board_card', text: `and ${extra.length - kept.length} more cards of board "${boardId}" that are not verified` }];
+  }
+
   return {
     async open(caller, input) {
       rejectNulCharacters(input);
       const key = { tenant: caller.tenant, runId: input.runId };
       return write(key, { jobId: caller.jobId, operation: ledgerOpen.name }, (state) => {
-        const decision = openLedger(state, { runId: input.runId, goal: input.goal, policy: input.policy, cycleBudget: input.cycleBudget ?? deps.cycleBudget, at: now() });
+        const decision = openLedger(state, { runId: input.runId, goal: input.goal, policy: input.policy, cycleBudget: input.cycleBudget ?? deps.cycleBudget, boardId: input.boardId, at: now() });
         return { ...decision, result: { ...toLedgerView(decision.state), alreadyOpened: decision.alreadyOpened } };
       });
     },
@@ -254,13 +279,14 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
       const started = performance.now();
       for (let tries = 1; ; tries++) {
         const state = await load(key);
+        const openItems = state?.boardId !== undefined ? await withBoardItems(caller.tenant, state.boardId, input.openItems) : input.openItems;
         // The proposal id is the job id: a re-run of this job finds its review recorded and gets it back.
         const plan = await planReview(key, state, {
           runId: input.runId,
           proposalId: caller.jobId,
           summary: input.summary,
           visibleAnswer: input.visibleAnswer,
-          openItems: input.openItems,
+          openItems,
           at: now(),
         });
         if (plan.kind === 'already_reviewed') return plan.outcome;

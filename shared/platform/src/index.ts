@@ -18,3 +18,4 @@ export * from './ops-server.js';
 export * from './lifecycle.js';
 export * from './startup.js';
 export * from './queue-service.js';
+export * from './operation-call.js';

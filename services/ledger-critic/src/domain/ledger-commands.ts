@@ -65,22 +65,26 @@ export interface OpenLedgerCommand {
   policy: ReviewPolicy;
   /** The cycle budget, already defaulted from the service config. */
   cycleBudget: number;
+  /** A board whose open cards each review counts as open items. */
+  boardId?: string | undefined;
   at: string;
 }
 
 /** Opens a ledger. Opening it again with the same goal, policy and budget is a no-op that returns it. */
 export function openLedger(state: LedgerState | undefined, cmd: OpenLedgerCommand): Decision & { alreadyOpened: boolean } {
   if (state) {
-    if (state.goal === cmd.goal && state.policy === cmd.policy && state.cycleBudget === cmd.cycleBudget) return { events: [], state, alreadyOpened: true };
+    if (state.goal === cmd.goal && state.policy === cmd.policy && state.cycleBudget === cmd.cycleBudget && state.boardId === cmd.boardId) return { events: [], state, alreadyOpened: true };
     throw new ConflictError(
-      `run "${cmd.runId}" already has a ledger with a different goal, policy or cycle budget: open the new task under a new run id, or read this one with ledger.get`,
+      `run "${cmd.runId}" already has a ledger with a different goal, policy, cycle budget or board: open the new task under a new run id, or read this one with ledger.get`,
       { runId: cmd.runId, status: state.status, version: state.version, policy: state.policy, cycleBudget: state.cycleBudget },
     );
   }
   if (!Number.isInteger(cmd.cycleBudget) || cmd.cycleBudget < 1 || cmd.cycleBudget > LEDGER_LIMITS.maxCycleBudget) {
     throw new BadInputError(`cycleBudget must be a whole number from 1 to ${LEDGER_LIMITS.maxCycleBudget}`, [{ path: 'cycleBudget', message: `got ${cmd.cycleBudget}` }]);
   }
-  const events: LedgerEvent[] = [{ type: 'ledger_opened', seq: 1, at: cmd.at, runId: cmd.runId, goal: cmd.goal, policy: cmd.policy, cycleBudget: cmd.cycleBudget }];
+  const events: LedgerEvent[] = [
+    { type: 'ledger_opened', seq: 1, at: cmd.at, runId: cmd.runId, goal: cmd.goal, policy: cmd.policy, cycleBudget: cmd.cycleBudget, ...(cmd.boardId !== undefined ? { boardId: cmd.boardId } : {}) },
+  ];
   return { events, state: after(undefined, events), alreadyOpened: false };
 }
 

@@ -32,6 +32,7 @@ export const LedgerOpenedEventSchema = z.object({
   goal: z.string(),
   policy: ReviewPolicySchema,
   cycleBudget: z.number().int().positive(),
+  boardId: z.string().optional(),
 });
 
 /**

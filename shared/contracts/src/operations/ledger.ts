@@ -3,6 +3,7 @@ import { text } from '../text.js';
 import { defineOperation } from '../operation.js';
 import { QUEUES } from '../queues.js';
 import { IsoTimeSchema } from './common.js';
+import { BoardIdSchema } from './board-schemas.js';
 
 /**
  * Bounds of the completion ledger. A ledger stays small: large raw outputs live
@@ -252,6 +253,8 @@ export type CompletionProposal = z.infer<typeof CompletionProposalSchema>;
 /** The ledger as reads see it: the snapshot rebuilt exactly by replaying its events. */
 export const LedgerSnapshotSchema = z.object({
   runId: text(),
+  /** The board bound at ledger.open, if any: its open cards are open items of every review. */
+  boardId: text().optional(),
   goal: text(),
   policy: ReviewPolicySchema,
   cycleBudget: z.number().int().positive(),
@@ -415,6 +418,7 @@ export const ledgerOpen = defineOperation({
         .max(LEDGER_LIMITS.maxCycleBudget, `cycleBudget is at most ${LEDGER_LIMITS.maxCycleBudget}`)
         .optional()
         .describe(`Reviews allowed before unresolved changes end the run as incomplete_verification; the service default is ${DEFAULT_CYCLE_BUDGET}.`),
+      boardId: BoardIdSchema.optional().describe('A board (board.create) whose unverified and blocked cards every review of this run counts as open items.'),
     })
     .strict(),
   output: LedgerViewSchema.extend({ alreadyOpened: z.boolean() }),

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { Queue, QueueEvents, type Job } from 'bullmq';
+import {
+  BadInputError,
+  ConflictError,
+  DependencyError,
+  ERROR_CODES,
+  NotFoundError,
+  VouchError,
+  decodeJobError,
+  describeFieldIssues,
+  fieldIssuesFromZod,
+  type ErrorBody,
+  type JobEnvelope,
+  type OperationDef,
+  type QueueName,
+} from '@vouch/contracts';
+import type { z } from 'zod';
+import { closeRedis, consumerRedisOptions, createProducerRedis } from './redis.js';
+
+/**
+ * Service to service: one service runs another's operation over the queues,
+ * exactly as the gateway would (DESIGN.md: a service never reads another's
+ * tables). The input is validated against the operation's schema before it
+ * is sent, and the output when it comes back; the job's typed failure comes
+ * back as the same typed error; an outage or a wait past the timeout is a
+ * DependencyError, which a calling job retries with backoff.
+ */
+export interface OperationCaller {
+  call<Op extends OperationDef>(op: Op, tenant: string, input: z.input<Op['input']>, opts?: { timeoutMs?: number; requestId?: string }): Promise<z.output<Op['output']>>;
+  close(): Promise<void>;
+}
+
+/** The typed error a failed job's body stands for. */
+export function errorFromJobBody(body: ErrorBody): VouchError {
+  switch (body.code) {
+    case ERROR_CODES.badInput:
+      return new BadInputError(body.message, body.fields, body.details);
+    case ERROR_CODES.notFound:
+      return new NotFoundError(body.message, body.details);
+    case ERROR_CODES.conflict:
+      return new ConflictError(body.message, body.details);
+    case ERROR_CODES.dependencyUnavailable:
+      return new DependencyError(body.message);
+    default:
+      return new VouchError(body.code, body.message, { ...(body.fields ? { fields: body.fields } : {}), ...(body.details ? { details: body.details } : {}) });
+  }
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export function createOperationCaller(opts: { redisUrl: string; prefix: string; name: string }): OperationCaller {
+  // Fail fast while Redis is down: the calling job gets a DependencyError and retries with backoff.
+  const producer = createProducerRedis(opts.redisUrl, `${opts.name}:calls`);
+  producer.on('error', () => {});
+  const queues = new Map<QueueName, Queue<JobEnvelope>>();
+  const events = new Map<QueueName, Promise<QueueEvents>>();
+
+  const queueOf = (name: QueueName) => {
+    let queue = queues.get(name);
+    if (!queue) {
+      queue = new Queue<JobEnvelope>(name, { connection: producer, prefix: opts.prefix });
+      queue.on('error', () => {});
+      queues.set(name, queue);
+    }
+    return queue;
+  };
+  /** The queue's events, listening before any job of ours is added, so no outcome is missed. */
+  const eventsOf = (name: QueueName) => {
+    let ready = events.get(name);
+    if (!ready) {
+      const qe = new QueueEvents(name, { connection: consumerRedisOptions(opts.redisUrl, `${opts.name}:calls:${name}`), prefix: opts.prefix });
+      qe.on('error', () => {});
+      qe.setMaxListeners(10_000);
+      ready = qe.waitUntilReady().then(() => qe);
+      ready.catch(() => events.delete(name));
+      events.set(name, ready);
+    }
+    return ready;
+  };
+
+  return {
+    async call(op, tenant, input, callOpts = {}) {
+      if (!('queue' in op.owner)) throw new Error(`${op.name} is not served on a queue: call it in the process that owns it`);
+      const queueName = op.owner.queue;
+      const parsed = op.input.safeParse(input);
+      if (!parsed.success) throw new BadInputError(`${op.name}: invalid input: ${describeFieldIssues(fieldIssuesFromZod(parsed.error.issues, 'input'))}`);
+      const timeoutMs = callOpts.timeoutMs ?? op.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      let job: Job<JobEnvelope>;
+      let qe: QueueEvents;
+      try {
+        qe = await eventsOf(queueName);
+        if (producer.status !== 'ready') throw new Error('Redis is not connected');
+        job = await queueOf(queueName).add(
+          op.name,
+          { tenant, input: parsed.data, ...(callOpts.requestId ? { requestId: callOpts.requestId } : {}) },
+          {
+            jobId: `s${randomUUID().replace(/-/g, '')}`,
+            attempts: op.retry?.attempts ?? 3,
+            ...(op.retry?.backoffMs ? { backoff: { type: 'exponential', delay: op.retry.backoffMs } } : { backoff: { type: 'exponential', delay: 500 } }),
+            // The result travels in the completed event; nothing stays in Redis once it is delivered.
+            removeOnComplete: true,
+            removeOnFail: { age: 3_600 },
+          },
+        );
+      } catch (err) {
+        throw new DependencyError(`${op.name} could not be sent: the ${queueName} queue is unavailable (Redis unreachable)`, err);
+      }
+      let output: unknown;
+      try {
+        output = await job.waitUntilFinished(qe, timeoutMs);
+      } catch (err) {
+        const fresh = await queueOf(queueName)
+          .getJob(job.id!)
+          .catch(() => undefined);
+        if (fresh && (await fresh.isFailed().catch(() => false))) throw errorFromJobBody(decodeJobError(fresh.failedReason));
+        const failure = err instanceof Error ? err.message : String(err);
+        if (/timed out|timeout/i.test(failure)) throw new DependencyError(`${op.name} did not answer within ${timeoutMs} ms: is ${queueName} running?`, err);
+        // waitUntilFinished rejects with the job's failedReason when it failed.
+        throw errorFromJobBody(decodeJobError(failure));
+      }
+      const checked = op.output.safeParse(output);
+      if (!checked.success) throw new Error(`${op.name} answered outside its contract: ${describeFieldIssues(fieldIssuesFromZod(checked.error.issues, 'output'))}`);
+      return checked.data as z.output<(typeof op)['output']>;
+    },
+
+    async close() {
+      for (const [, ready] of events) await ready.then((qe) => qe.close()).catch(() => {});
+      for (const queue of queues.values()) await queue.close().catch(() => {});
+      await closeRedis(producer);
+    },
+  };
+}
