@@ -27,10 +27,10 @@ import {
   claimableDispatches,
   extendClaim,
   findProcessedJob,
+  lockHeadForJob,
   listDiagnostics,
   readHead,
   recordDiagnostic,
-  recordProcessedJob,
   touchConsumer,
   type BoardKey,
 } from './board-store.js';
@@ -140,16 +140,14 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
     for (let tries = 1; ; tries++) {
       try {
         const { result, committed } = await withTransaction(pool, async (tx) => {
-          const prior = await findProcessedJob(tx, key.tenant, job.jobId);
+          const { prior, head } = await lockHeadForJob(tx, key, job.jobId);
           if (prior !== undefined) return { result: prior as R, committed: undefined };
-          const head = await readHead(tx, key, { lock: true });
           const current = await loadCommitted(tx, key, head, cache.get(key));
           const expectedVersion = current?.version ?? 0;
           const decision = decide(current);
           const result = decision.result(decision.state);
           if (decision.events.length === 0) return { result, committed: current };
-          await appendEvents(tx, key, expectedVersion, decision.events, decision.state);
-          await recordProcessedJob(tx, { key, jobId: job.jobId, operation: job.operation, expectedVersion, result });
+          await appendEvents(tx, key, expectedVersion, decision.events, decision.state, { processedJob: { jobId: job.jobId, operation: job.operation, result } });
           return { result, committed: decision.state };
         });
         if (committed) cache.remember(key, committed);

@@ -106,6 +106,22 @@ export async function readEvents(db: Queryable, key: BoardKey, afterVersion = 0)
   });
 }
 
+/**
+ * What a write reads first, in one round trip: the result the job already
+ * recorded (a BullMQ re-run), else the board's head, locked so that writers
+ * of one board queue behind each other instead of colliding.
+ */
+export async function lockHeadForJob(tx: Queryable, key: BoardKey, jobId: string): Promise<{ prior: unknown; head: BoardHead | undefined }> {
+  const { rows } = await tx.query<{ version: number; snapshot_version: number; prior: unknown }>(
+    `SELECT version, snapshot_version, (SELECT result FROM board_processed_jobs WHERE tenant = $1 AND job_id = $3) AS prior
+     FROM board_heads WHERE tenant = $1 AND board_id = $2 FOR UPDATE`,
+    [key.tenant, key.boardId, jobId],
+  );
+  const row = rows[0];
+  if (!row) return { prior: await findProcessedJob(tx, key.tenant, jobId), head: undefined };
+  return { prior: row.prior ?? undefined, head: { version: row.version, snapshotVersion: row.snapshot_version } };
+}
+
 /** The board: its latest snapshot plus the events after it; undefined when there is no such board in the tenant. */
 export async function loadBoard(db: Queryable, key: BoardKey): Promise<BoardState | undefined> {
   const snapshot = await loadSnapshot(db, key);
@@ -135,14 +151,32 @@ export async function checkFence(tx: Queryable, fence: Fence): Promise<void> {
   if (rowCount !== 1) throw new FenceRejected(fence);
 }
 
+/** The job whose result a write records with its events, so a re-run of the job returns it instead of writing again. */
+export interface ProcessedJobRecord {
+  jobId: string;
+  operation: string;
+  result: unknown;
+}
+
 /**
  * Appends events at `expectedVersion` (0 for a new board), moves the head,
  * writes the snapshot when one is due, and updates in the same transaction
  * what the events mean for the card projection, the dispatch outbox and the
- * claim leases. With `fence`, the write happens only under that lease.
- * `claimTtlMs` is the lease a claim starts with (the board's policy).
+ * claim leases, and the job's processed record. With `fence`, the write
+ * happens only under that dispatcher lease.
+ *
+ * The events, the head, the projection and the job record are one statement
+ * (data-modifying CTEs): a write holds its board's head lock for fewer round
+ * trips, which is what bounds writers of one board.
  */
-export async function appendEvents(tx: Queryable, key: BoardKey, expectedVersion: number, events: readonly BoardEvent[], state: BoardState, opts: { fence?: Fence } = {}): Promise<void> {
+export async function appendEvents(
+  tx: Queryable,
+  key: BoardKey,
+  expectedVersion: number,
+  events: readonly BoardEvent[],
+  state: BoardState,
+  opts: { fence?: Fence; processedJob?: ProcessedJobRecord } = {},
+): Promise<void> {
   if (events.length === 0) return;
   if (opts.fence) await checkFence(tx, opts.fence);
   events.forEach((event, k) => {
@@ -150,49 +184,57 @@ export async function appendEvents(tx: Queryable, key: BoardKey, expectedVersion
   });
   if (state.version !== expectedVersion + events.length) throw new Error(`board ${key.boardId}: the state is at version ${state.version}, not at the last event's seq`);
 
-  const params: unknown[] = [key.tenant, key.boardId];
-  const rows = events.map((event) => {
-    params.push(event.seq, event.type, JSON.stringify(event));
-    const n = params.length;
-    return `($1, $2, $${n - 2}, $${n - 1}, $${n}::jsonb)`;
-  });
+  const touched = [...new Set(events.map(cardOf).filter((id): id is string => id !== undefined))].map((id) => state.cards[id]!);
+  const job = opts.processedJob;
+  const head =
+    expectedVersion === 0
+      ? `INSERT INTO board_heads (tenant, board_id, version) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING snapshot_version`
+      : `UPDATE board_heads SET version = $3, updated_at = now() WHERE tenant = $1 AND board_id = $2 AND version = $4 RETURNING snapshot_version`;
+  let moved: { rows: Array<{ snapshot_version: number | null }> };
   try {
-    await tx.query(`INSERT INTO board_events (tenant, board_id, seq, type, payload) VALUES ${rows.join(', ')}`, params);
+    moved = await tx.query<{ snapshot_version: number | null }>(
+      `WITH ev AS (
+         INSERT INTO board_events (tenant, board_id, seq, type, payload)
+         SELECT $1, $2, e.seq, e.type, e.payload FROM unnest($5::int[], $6::text[], $7::jsonb[]) AS e(seq, type, payload)
+       ),
+       hd AS (${head}),
+       pj AS (
+         INSERT INTO board_cards (tenant, board_id, card_id, status, assignee, status_since)
+         SELECT $1, $2, c.id, c.status, c.assignee, c.since FROM unnest($8::text[], $9::text[], $10::text[], $11::timestamptz[]) AS c(id, status, assignee, since)
+         ON CONFLICT (tenant, board_id, card_id) DO UPDATE SET status = EXCLUDED.status, assignee = EXCLUDED.assignee, status_since = EXCLUDED.status_since
+       ),
+       pr AS (
+         INSERT INTO board_processed_jobs (tenant, job_id, operation, board_id, result)
+         SELECT $1, $12::text, $13::text, $2, $14::jsonb WHERE $12::text IS NOT NULL
+       )
+       SELECT (SELECT snapshot_version FROM hd) AS snapshot_version, $4::int AS expected_version`,
+      [
+        key.tenant,
+        key.boardId,
+        state.version,
+        expectedVersion,
+        events.map((e) => e.seq),
+        events.map((e) => e.type),
+        events.map((e) => JSON.stringify(e)),
+        touched.map((c) => c.id),
+        touched.map((c) => c.status),
+        touched.map((c) => c.assignee),
+        touched.map((c) => c.statusSince),
+        job?.jobId ?? null,
+        job?.operation ?? null,
+        job ? JSON.stringify(job.result) : null,
+      ],
+    );
   } catch (err) {
+    // A concurrent writer's row with the same seq, or the same job recorded first.
     if (isUniqueViolation(err)) throw new BoardWriteConflict(key, expectedVersion, err);
     throw err;
   }
-  const moved =
-    expectedVersion === 0
-      ? await tx.query<{ snapshot_version: number }>(`INSERT INTO board_heads (tenant, board_id, version) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING snapshot_version`, [
-          key.tenant,
-          key.boardId,
-          state.version,
-        ])
-      : await tx.query<{ snapshot_version: number }>(
-          `UPDATE board_heads SET version = $3, updated_at = now() WHERE tenant = $1 AND board_id = $2 AND version = $4 RETURNING snapshot_version`,
-          [key.tenant, key.boardId, state.version, expectedVersion],
-        );
-  const head = moved.rows[0];
-  if (moved.rowCount !== 1 || !head) throw new BoardWriteConflict(key, expectedVersion);
-  if (state.version - head.snapshot_version >= SNAPSHOT_EVERY) await saveSnapshot(tx, key, state);
-
-  await projectCards(tx, key, events, state);
-  await applyDispatchEffects(tx, key, events, state);
-}
-
-/** Upserts the projection row of every card the events touched, from the state after them. */
-async function projectCards(tx: Queryable, key: BoardKey, events: readonly BoardEvent[], state: BoardState): Promise<void> {
-  const touched = [...new Set(events.map(cardOf).filter((id): id is string => id !== undefined))];
-  if (touched.length === 0) return;
-  const cards = touched.map((id) => state.cards[id]!);
-  await tx.query(
-    `INSERT INTO board_cards (tenant, board_id, card_id, status, assignee, status_since)
-     SELECT $1, $2, c.id, c.status, c.assignee, c.since FROM unnest($3::text[], $4::text[], $5::text[], $6::timestamptz[]) AS c(id, status, assignee, since)
-     ON CONFLICT (tenant, board_id, card_id) DO UPDATE SET status = EXCLUDED.status, assignee = EXCLUDED.assignee, status_since = EXCLUDED.status_since`,
-    [key.tenant, key.boardId, cards.map((c) => c.id), cards.map((c) => c.status), cards.map((c) => c.assignee), cards.map((c) => c.statusSince)],
-  );
+  const snapshotVersion = moved.rows[0]?.snapshot_version;
+  if (snapshotVersion === null || snapshotVersion === undefined) throw new BoardWriteConflict(key, expectedVersion);
+  if (state.version - snapshotVersion >= SNAPSHOT_EVERY) await saveSnapshot(tx, key, state);
   if (mayEnableDispatch(events)) await tx.query(`SELECT pg_notify($1 || current_schema(), $2)`, [CHANGED_PREFIX, JSON.stringify([key.tenant, key.boardId])]);
+  await applyDispatchEffects(tx, key, events, state);
 }
 
 async function applyDispatchEffects(tx: Queryable, key: BoardKey, events: readonly BoardEvent[], state: BoardState): Promise<void> {
@@ -355,15 +397,22 @@ export async function lockRelayWork(tx: Queryable, limit: number): Promise<Dispa
   return rows.map(toDispatch);
 }
 
-export async function markDispatch(tx: Queryable, row: DispatchRow, state: DispatchRow['state']): Promise<void> {
-  await tx.query(`UPDATE board_dispatches SET state = $6, updated_at = now() WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND attempt = $4 AND state = $5`, [
-    row.tenant,
-    row.boardId,
-    row.cardId,
-    row.attempt,
-    row.state,
-    state,
-  ]);
+/** Moves rows on from the state they were read in (a row that moved meanwhile is left alone). */
+export async function markDispatches(tx: Queryable, moves: ReadonlyArray<{ row: DispatchRow; to: DispatchRow['state'] }>): Promise<void> {
+  if (moves.length === 0) return;
+  await tx.query(
+    `UPDATE board_dispatches d SET state = m.to_state, updated_at = now()
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[]) AS m(tenant, board_id, card_id, attempt, from_state, to_state)
+     WHERE d.tenant = m.tenant AND d.board_id = m.board_id AND d.card_id = m.card_id AND d.attempt = m.attempt AND d.state = m.from_state`,
+    [
+      moves.map((m) => m.row.tenant),
+      moves.map((m) => m.row.boardId),
+      moves.map((m) => m.row.cardId),
+      moves.map((m) => m.row.attempt),
+      moves.map((m) => m.row.state),
+      moves.map((m) => m.to),
+    ],
+  );
 }
 
 /** Queued rows, oldest first after `after`, for the sweep that checks their jobs still exist in Redis. */

@@ -79,6 +79,8 @@ export class Dispatcher {
   private readonly cache: BoardCache;
   private unlisten: (() => void) | undefined;
   private nextDispatchSweep = 0;
+  private relaying: Promise<void> | undefined;
+  private relayAgain = false;
   private nextSweep = 0;
 
   constructor(private readonly opts: DispatcherOptions) {
@@ -111,6 +113,7 @@ export class Dispatcher {
     this.unlisten?.();
     this.wake?.();
     await this.loop;
+    await this.relaying;
     if (this.term) await releaseLease(this.opts.pool, this.term).catch(() => {});
     this.lose();
   }
@@ -215,7 +218,7 @@ export class Dispatcher {
       }
       let dispatched = 0;
       for (const key of boards) dispatched += await this.dispatchBoard(key);
-      if (dispatched > 0) await this.relay();
+      if (dispatched > 0) this.relay();
       if (t >= this.nextSweep) {
         this.nextSweep = t + this.opts.sweepMs;
         await this.sweep();
@@ -258,26 +261,42 @@ export class Dispatcher {
     return result.plan.dispatched.length;
   }
 
-  private async relay(): Promise<void> {
-    try {
-      while ((await this.opts.queues.relay(this.opts.pool)) > 0) {
-        // keep going until the outbox is settled
-      }
-    } catch (err) {
-      // Redis down: the rows stay pending and the next sweep relays them.
-      this.opts.logger.warn({ err }, 'relaying dispatches to the work queues failed; will retry');
+  /**
+   * Relays the outbox in its own loop, beside the dispatch loop: a burst of
+   * a thousand jobs to Redis must not hold up the next dispatch. One relay
+   * runs at a time; a kick while it runs makes it go round once more.
+   */
+  private relay(): void {
+    if (this.relaying) {
+      this.relayAgain = true;
+      return;
     }
+    this.relaying = (async () => {
+      try {
+        do {
+          this.relayAgain = false;
+          while ((await this.opts.queues.relay(this.opts.pool)) > 0) {
+            // keep going until the outbox is settled
+          }
+        } while (this.relayAgain && !this.stopped);
+      } catch (err) {
+        // Redis down: the rows stay pending and the next sweep relays them.
+        this.opts.logger.warn({ err }, 'relaying dispatches to the work queues failed; will retry');
+      } finally {
+        this.relaying = undefined;
+      }
+    })();
   }
 
   /** Claims, the outbox, lost jobs and diagnostics. */
   private async sweep(): Promise<void> {
     for (const claim of await expiredClaims(this.opts.pool)) await this.expire(claim);
-    await this.relay();
+    this.relay();
     try {
       const lost = await this.opts.queues.reconcile(this.opts.pool);
       if (lost > 0) {
         this.opts.logger.warn({ lost }, 'queued dispatch jobs were missing from Redis: queuing them again');
-        await this.relay();
+        this.relay();
       }
     } catch (err) {
       this.opts.logger.warn({ err }, 'checking the work queues failed; will retry');

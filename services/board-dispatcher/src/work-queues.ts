@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { withTransaction, type Pool } from '@vouch/platform';
-import { lockRelayWork, markDispatch, queuedDispatches, requeueDispatch, type DispatchRow } from './board-store.js';
+import { lockRelayWork, markDispatches, queuedDispatches, requeueDispatch, type DispatchRow } from './board-store.js';
 
 /**
  * The assignees' work queues and the outbox relay.
@@ -64,30 +64,49 @@ export class WorkQueues {
   }
 
   /**
-   * One relay pass over up to `limit` rows; returns how many it settled. A
-   * Redis failure rolls the pass back (rows stay as they were) and throws.
+   * One relay pass over up to `limit` rows; returns how many it settled. New
+   * jobs go to Redis in one addBulk per queue, and the rows move in one
+   * UPDATE. A Redis failure rolls the pass back (rows stay as they were) and
+   * throws.
    */
-  async relay(pool: Pool, limit = 200): Promise<number> {
+  async relay(pool: Pool, limit = 500): Promise<number> {
     return withTransaction(pool, async (tx) => {
       const rows = await lockRelayWork(tx, limit);
-      for (const row of rows) {
-        if (row.state === 'pending') {
-          await this.add(row);
-          await markDispatch(tx, row, 'queued');
-        } else {
-          await this.remove(row);
-          await markDispatch(tx, row, 'done');
-        }
+      const byQueue = new Map<string, DispatchRow[]>();
+      for (const row of rows.filter((r) => r.state === 'pending')) {
+        const name = workQueueName(row.tenant, row.assignee);
+        byQueue.set(name, [...(byQueue.get(name) ?? []), row]);
       }
+      for (const group of byQueue.values()) {
+        await this.queue(group[0]!.tenant, group[0]!.assignee).addBulk(
+          group.map((row) => ({
+            name: 'board.card',
+            data: { tenant: row.tenant, boardId: row.boardId, cardId: row.cardId, attempt: row.attempt },
+            opts: { jobId: row.jobId, removeOnComplete: true, removeOnFail: true },
+          })),
+        );
+      }
+      for (const row of rows.filter((r) => r.state !== 'pending')) await this.remove(row);
+      await markDispatches(tx, rows.map((row) => ({ row, to: row.state === 'pending' ? ('queued' as const) : ('done' as const) })));
       return rows.length;
     });
   }
 
-  /** Sends queued rows whose job is gone from Redis back to pending; returns how many. */
-  async reconcile(pool: Pool, limit = 500): Promise<number> {
+  /**
+   * Sends queued rows whose job is gone from Redis back to pending; returns
+   * how many. One pipelined EXISTS per pass, however many rows are queued.
+   */
+  async reconcile(pool: Pool, limit = 1_000): Promise<number> {
+    const rows = await queuedDispatches(pool, limit);
+    if (rows.length === 0) return 0;
+    const pipeline = this.opts.connection.pipeline();
+    for (const row of rows) pipeline.exists(this.queue(row.tenant, row.assignee).toKey(row.jobId));
+    const answers = (await pipeline.exec()) ?? [];
     let lost = 0;
-    for (const row of await queuedDispatches(pool, limit)) {
-      if (await this.exists(row)) continue;
+    for (const [k, row] of rows.entries()) {
+      const [err, exists] = answers[k] ?? [new Error('no answer'), 0];
+      if (err) throw err;
+      if (exists) continue;
       await requeueDispatch(pool, row);
       lost += 1;
     }
