@@ -80,6 +80,7 @@ export class Dispatcher {
   private unlisten: (() => void) | undefined;
   private nextDispatchSweep = 0;
   private relaying: Promise<void> | undefined;
+  private sweeping: Promise<void> | undefined;
   private relayAgain = false;
   private nextSweep = 0;
 
@@ -113,6 +114,7 @@ export class Dispatcher {
     this.unlisten?.();
     this.wake?.();
     await this.loop;
+    await this.sweeping;
     await this.relaying;
     if (this.term) await releaseLease(this.opts.pool, this.term).catch(() => {});
     this.lose();
@@ -221,18 +223,37 @@ export class Dispatcher {
       if (dispatched > 0) this.relay();
       if (t >= this.nextSweep) {
         this.nextSweep = t + this.opts.sweepMs;
-        await this.sweep();
+        this.startSweep();
       }
     } catch (err) {
-      if (err instanceof FenceRejected) {
-        this.opts.metrics.fenceRejections.inc();
-        this.opts.logger.warn({ epoch: err.fence.epoch }, 'a dispatcher write was refused by the lease fence: this replica no longer leads');
-        this.opts.hooks?.onFenceRejected?.(err.fence);
-        this.lose();
-        return;
-      }
-      throw err;
+      if (!this.fenced(err)) throw err;
     }
+  }
+
+  /** A write refused by the lease fence ends the leadership; true when `err` was that. */
+  private fenced(err: unknown): boolean {
+    if (!(err instanceof FenceRejected)) return false;
+    this.opts.metrics.fenceRejections.inc();
+    this.opts.logger.warn({ epoch: err.fence.epoch }, 'a dispatcher write was refused by the lease fence: this replica no longer leads');
+    this.opts.hooks?.onFenceRejected?.(err.fence);
+    if (this.term?.epoch === err.fence.epoch) this.lose();
+    return true;
+  }
+
+  /**
+   * The sweep (claim expiry, outbox, lost jobs, diagnostics over up to 200
+   * boards) runs beside the dispatch loop, one at a time: it may take seconds
+   * and must not hold up a dispatch.
+   */
+  private startSweep(): void {
+    if (this.sweeping) return;
+    this.sweeping = this.sweep()
+      .catch((err: unknown) => {
+        if (!this.fenced(err)) this.opts.logger.warn({ err }, 'dispatcher sweep failed; the next one retries');
+      })
+      .finally(() => {
+        this.sweeping = undefined;
+      });
   }
 
   private at(): string {
@@ -290,7 +311,10 @@ export class Dispatcher {
 
   /** Claims, the outbox, lost jobs and diagnostics. */
   private async sweep(): Promise<void> {
-    for (const claim of await expiredClaims(this.opts.pool)) await this.expire(claim);
+    for (const claim of await expiredClaims(this.opts.pool)) {
+      if (!this.term || this.stopped) return;
+      await this.expire(claim);
+    }
     this.relay();
     try {
       const lost = await this.opts.queues.reconcile(this.opts.pool);
@@ -301,7 +325,7 @@ export class Dispatcher {
     } catch (err) {
       this.opts.logger.warn({ err }, 'checking the work queues failed; will retry');
     }
-    await this.diagnose();
+    if (this.term && !this.stopped) await this.diagnose();
   }
 
   private async expire(claim: ExpiredClaim): Promise<void> {
@@ -340,6 +364,7 @@ export class Dispatcher {
     const now = this.at();
     const pollsByTenant = new Map<string, Record<string, string>>();
     for (const key of await boardsWithOpenCards(this.opts.pool, 200)) {
+      if (!this.term || this.stopped) return;
       const fence = this.fence();
       await withTransaction(this.opts.pool, async (tx) => {
         await checkFence(tx, fence);
