@@ -44,6 +44,8 @@ export interface RunningBoardDispatcher extends RunningQueueService {
 export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: BoardDispatcherOverrides = {}): Promise<RunningBoardDispatcher> {
   let built: { boardMetrics: BoardMetrics; commands: BoardCommands; notifications: BoardNotifications; cache: BoardCache } | undefined;
   const redis = createConsumerRedis(env.REDIS_URL, `${BOARD_DISPATCHER_SERVICE}:work`);
+  // It reconnects by itself; relay and reconcile report the outage where it matters (and retry).
+  redis.on('error', () => {});
   const queues = new WorkQueues({ connection: redis, prefix: env.BULLMQ_PREFIX });
   // Built once the queue service (and its pool) is up; stopped by the service's ordered stop.
   const late: { dispatcher?: Dispatcher } = {};

@@ -19,6 +19,7 @@ const TENANT = 'acme';
  * the lease, get SIGKILLed and SIGSTOPped, and the board's event stream is
  * checked for what matters: every card dispatched exactly once.
  */
+// Real processes on a shared 2-core machine: each test carries its own generous timeout; none waits on a fixed sleep but the chaos pauses.
 describe('board-dispatcher processes sharing one lease', () => {
   let prefix: TestPrefix;
   let schema: TestSchema;
@@ -125,7 +126,7 @@ describe('board-dispatcher processes sharing one lease', () => {
     expect(leaderLine(leaders[0]!)).toBe(`leader ${[...epochs][0]}`);
     const lease = await readLease(pool);
     expect(lease.epoch).toBe([...epochs][0]);
-  });
+  }, 120_000);
 
   it('the leader SIGKILLed: another takes over once its lease expires, within a TTL, and nothing is dispatched twice', async () => {
     const a = spawn();
@@ -155,7 +156,7 @@ describe('board-dispatcher processes sharing one lease', () => {
     const failoverMs = taken.acquiredAt!.getTime() - killedAt;
     console.log(`failover after SIGKILL: ${failoverMs} ms (lease TTL ${TTL_MS} ms)`);
     expect(failoverMs).toBeLessThanOrEqual(TTL_MS + 1_000);
-  });
+  }, 120_000);
 
   it('a leader paused past its TTL wakes up and writes: the fence refuses it, and the card is dispatched once, by the new leader', async () => {
     const a = spawn({ PAUSE_BEFORE_FENCED_WRITE: 'once' });
@@ -178,7 +179,7 @@ describe('board-dispatcher processes sharing one lease', () => {
     const { rows } = await pool.query(`SELECT count(*)::int AS n FROM board_events WHERE tenant = $1 AND board_id = $2`, [TENANT, boardId]);
     // board_created, card_added, card_dispatched: nothing from the stale leader.
     expect(rows[0].n).toBe(3);
-  });
+  }, 120_000);
 
   it('a randomized run of 20 kill and pause rounds over three processes dispatches every card exactly once, each with its job', async () => {
     const seed = Number(process.env.BOARD_CHAOS_SEED ?? Date.now() % 100_000);
@@ -242,5 +243,5 @@ describe('board-dispatcher processes sharing one lease', () => {
         await queue.close();
       }
     }
-  });
+  }, 240_000);
 });
