@@ -18,8 +18,8 @@ describe('the board over HTTP through the real gateway', () => {
   beforeAll(async () => {
     gw = await startGatewayUnderTest('board_http');
     svc = await startBoardServiceUnderTest('board_http', {}, { prefix: gw.prefix });
-    key = gw.createKey('acme');
-    other = gw.createKey('globex');
+    key = await gw.createKey('acme');
+    other = await gw.createKey('globex');
   });
   afterAll(async () => {
     await svc?.stop();

@@ -22,7 +22,7 @@ describe('the completion critic sees the bound board', () => {
     gw = await startGatewayUnderTest('critic_board');
     board = await startBoardServiceUnderTest('critic_board', {}, { prefix: gw.prefix });
     ledger = await startLedgerServiceUnderTest('critic_board', {}, { prefix: gw.prefix });
-    key = gw.createKey('acme');
+    key = await gw.createKey('acme');
   });
   afterAll(async () => {
     await ledger?.stop();
