@@ -104,7 +104,7 @@ describe('the board over HTTP through the real gateway', () => {
     expect(empty.body.fields[0]).toMatchObject({ path: 'items.0.summary' });
     expect(empty.body.fields[0].message).toMatch(/evidence without content is not evidence/);
 
-    const illegal = await call(`/v1/boards/${BOARD}/cards/c-1`, { json: { by: 'planner', status: 'ready' } });
+    const illegal = await call(`/v1/boards/${BOARD}/cards/c-1/changes`, { json: { by: 'planner', status: 'ready' } });
     expect(illegal.status).toBe(409);
     expect(illegal.body.detail).toMatch(/^card c-1 is verified and cannot go to ready/);
 

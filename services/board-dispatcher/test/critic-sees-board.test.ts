@@ -50,7 +50,7 @@ describe('the completion critic sees the bound board', () => {
         { key: 'mail', title: 'Email the fleet owners', assignee: 'worker-2' },
       ],
     });
-    await call(`/v1/boards/${boardId}/cards/c-2`, { by: 'planner', status: 'blocked', blockReason: 'awaiting_input', reason: 'no owner list yet' });
+    await call(`/v1/boards/${boardId}/cards/c-2/changes`, { by: 'planner', status: 'blocked', blockReason: 'awaiting_input', reason: 'no owner list yet' });
 
     const runId = 'run-fleet';
     const opened = await call('/v1/ledgers', { runId, goal: 'List the routers and email their owners', boardId });
@@ -69,7 +69,7 @@ describe('the completion critic sees the bound board', () => {
     const claim = await call('/v1/board-claims', { assignee: 'worker-1', waitSeconds: 10 });
     await call(`/v1/boards/${boardId}/cards/c-1/submission`, { claimToken: claim.body.claimToken, summary: 'listed 12 routers', evidence: [{ kind: 'file', ref: 'fleet.csv', summary: '12 routers listed' }] });
     await call(`/v1/boards/${boardId}/cards/c-1/review`, { reviewer: 'verifier-1', decision: 'auto' });
-    await call(`/v1/boards/${boardId}/cards/c-2`, { by: 'planner', status: 'cancelled', reason: 'owners will be emailed in another run' });
+    await call(`/v1/boards/${boardId}/cards/c-2/changes`, { by: 'planner', status: 'cancelled', reason: 'owners will be emailed in another run' });
     const second = await propose(runId, 'Listed 12 routers in fleet.csv.');
     expect(second).toMatchObject({ decision: 'approve', completed: true });
     expect((await call(`/v1/ledgers/${runId}/packet`)).body.packet.openItems).toEqual([]);

@@ -129,6 +129,7 @@ function holdsUnstorableText(value: unknown): boolean {
 function fieldRefuses(field: InputField, received: unknown): boolean {
   if (holdsUnstorableText(received)) return true;
   if (received === undefined) return !field.optional;
+  if (received === null && field.nullable) return false;
   return !field.schema.safeParse(received).success;
 }
 

@@ -28,6 +28,8 @@ export interface InputField {
   schema: z.ZodType;
   /** Whether the field may be left out (optional or defaulted). */
   optional: boolean;
+  /** Whether null is a value the field accepts (`.nullable()`: e.g. null to clear it). */
+  nullable?: boolean;
   minLength?: number;
   maxLength?: number;
   min?: number;
@@ -56,19 +58,21 @@ function defOf(schema: z.ZodType): ZodDefLike {
 const WRAPPERS = new Set(['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch', 'nonoptional']);
 
 /** The schema under optional/default/nullable (and the input side of a pipe). */
-export function unwrapSchema(schema: z.ZodType): { schema: z.ZodType; optional: boolean } {
+export function unwrapSchema(schema: z.ZodType): { schema: z.ZodType; optional: boolean; nullable: boolean } {
   let current = schema;
   let optional = false;
+  let nullable = false;
   for (let i = 0; i < 20; i++) {
     const def = defOf(current);
     if (WRAPPERS.has(def.type) && def.innerType) {
       if (def.type === 'optional' || def.type === 'default' || def.type === 'prefault') optional = true;
+      if (def.type === 'nullable') nullable = true;
       current = def.innerType;
     } else if (def.type === 'pipe' && def.in) {
       current = def.in;
     } else break;
   }
-  return { schema: current, optional };
+  return { schema: current, optional, nullable };
 }
 
 function kindOf(type: string): FieldKind {
@@ -86,7 +90,7 @@ export function inputFields(op: OperationDef): InputField[] {
   const fromBody = op.http.method === 'POST';
   const fields: InputField[] = [];
   const visit = (raw: z.ZodType, path: FieldPath, optionalAbove: boolean) => {
-    const { schema, optional } = unwrapSchema(raw);
+    const { schema, optional, nullable } = unwrapSchema(raw);
     const def = defOf(schema);
     const top = String(path[0]);
     const bag = schema as unknown as { minLength?: number | null; maxLength?: number | null; minValue?: number | null; maxValue?: number | null; isInt?: boolean; options?: readonly unknown[] };
@@ -97,6 +101,7 @@ export function inputFields(op: OperationDef): InputField[] {
       kind: kindOf(def.type),
       schema,
       optional: optional || optionalAbove,
+      ...(nullable ? { nullable } : {}),
     };
     if (def.type === 'string') {
       if (typeof bag.minLength === 'number') field.minLength = bag.minLength;

@@ -136,7 +136,8 @@ export const boardUpdateCard = defineOperation({
     'A status the card cannot reach from where it is answers 409 naming the statuses it can reach. Give a reason: it is recorded as a decision.',
   owner,
   mode: 'rpc',
-  http: { method: 'POST', path: '/v1/boards/:boardId/cards/:cardId' },
+  // Not POST …/cards/:cardId: with an empty cardId that path would be board.addCards' route.
+  http: { method: 'POST', path: '/v1/boards/:boardId/cards/:cardId/changes' },
   scope: 'board:write',
   input: z
     .object({
