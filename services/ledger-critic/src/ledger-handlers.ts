@@ -279,7 +279,7 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
       const started = performance.now();
       for (let tries = 1; ; tries++) {
         const state = await load(key);
-        const openItems = state?.boardId !== undefined ? await withBoardItems(caller.tenant, state.boardId, input.openItems) : input.openItems;
+        const openItems = state?.boardId ? await withBoardItems(caller.tenant, state.boardId, input.openItems) : input.openItems;
         // The proposal id is the job id: a re-run of this job finds its review recorded and gets it back.
         const plan = await planReview(key, state, {
           runId: input.runId,

@@ -73,7 +73,7 @@ export interface OpenLedgerCommand {
 /** Opens a ledger. Opening it again with the same goal, policy and budget is a no-op that returns it. */
 export function openLedger(state: LedgerState | undefined, cmd: OpenLedgerCommand): Decision & { alreadyOpened: boolean } {
   if (state) {
-    if (state.goal === cmd.goal && state.policy === cmd.policy && state.cycleBudget === cmd.cycleBudget && state.boardId === cmd.boardId) return { events: [], state, alreadyOpened: true };
+    if (state.goal === cmd.goal && state.policy === cmd.policy && state.cycleBudget === cmd.cycleBudget && (state.boardId ?? undefined) === cmd.boardId) return { events: [], state, alreadyOpened: true };
     throw new ConflictError(
       `run "${cmd.runId}" already has a ledger with a different goal, policy, cycle budget or board: open the new task under a new run id, or read this one with ledger.get`,
       { runId: cmd.runId, status: state.status, version: state.version, policy: state.policy, cycleBudget: state.cycleBudget },

@@ -36,7 +36,7 @@ export function applyEvent(state: LedgerState | undefined, event: LedgerEvent): 
     if (event.seq !== 1) throw new LedgerStreamError(`ledger ${event.runId}: the opening event has seq ${event.seq}, not 1`);
     return {
       runId: event.runId,
-      ...(event.boardId !== undefined ? { boardId: event.boardId } : {}),
+      boardId: event.boardId ?? null,
       goal: event.goal,
       policy: event.policy,
       cycleBudget: event.cycleBudget,

@@ -253,8 +253,8 @@ export type CompletionProposal = z.infer<typeof CompletionProposalSchema>;
 /** The ledger as reads see it: the snapshot rebuilt exactly by replaying its events. */
 export const LedgerSnapshotSchema = z.object({
   runId: text(),
-  /** The board bound at ledger.open, if any: its open cards are open items of every review. */
-  boardId: text().optional(),
+  /** The board bound at ledger.open, or null: its open cards are open items of every review. (Ledgers opened before boards had none.) */
+  boardId: text().nullable().default(null),
   goal: text(),
   policy: ReviewPolicySchema,
   cycleBudget: z.number().int().positive(),
