@@ -48,6 +48,8 @@ export function createProducerRedis(rawUrl: string, name?: string): Redis {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     retryStrategy: reconnectDelay,
+    // Commands issued in the same tick (concurrent requests' adds) go out in one write.
+    enableAutoPipelining: true,
     ...(name ? { connectionName: name } : {}),
   });
 }
