@@ -212,14 +212,25 @@ export class Dispatcher {
   private async work(): Promise<void> {
     try {
       const t = performance.now();
-      const boards = [...this.dirty.values()];
-      this.dirty.clear();
+      let dispatched = 0;
+      // Boards a change was just announced for go first, and again between the
+      // sweep's boards: a sweep over boards whose ready cards wait for a busy
+      // assignee must not hold up a card that can go now.
+      const drainChanged = async () => {
+        while (this.dirty.size > 0) {
+          const changed = [...this.dirty.values()];
+          this.dirty.clear();
+          for (const key of changed) dispatched += await this.dispatchBoard(key);
+        }
+      };
+      await drainChanged();
       if (t >= this.nextDispatchSweep) {
         this.nextDispatchSweep = t + this.opts.dispatchSweepMs;
-        for (const key of await boardsWithDispatchableCards(this.opts.pool, 1_000)) if (!boards.some((b) => b.tenant === key.tenant && b.boardId === key.boardId)) boards.push(key);
+        for (const key of await boardsWithDispatchableCards(this.opts.pool, 1_000)) {
+          await drainChanged();
+          dispatched += await this.dispatchBoard(key);
+        }
       }
-      let dispatched = 0;
-      for (const key of boards) dispatched += await this.dispatchBoard(key);
       if (dispatched > 0) this.relay();
       if (t >= this.nextSweep) {
         this.nextSweep = t + this.opts.sweepMs;
