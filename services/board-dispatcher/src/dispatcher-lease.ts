@@ -1,4 +1,4 @@
-import type { Pool } from '@vouch/platform';
+import { withTransaction, type Pool } from '@vouch/platform';
 import { LEASE_NAME } from './board-store.js';
 
 /**
@@ -32,24 +32,20 @@ const LOCK_NOT_AVAILABLE = '55P03';
  * keeps a follower's loop moving (it tries again at the next expiry).
  */
 export async function tryAcquireLease(pool: Pool, holder: string, ttlMs: number, lockTimeoutMs = 500): Promise<LeaseTerm | undefined> {
-  const client = await pool.connect();
   try {
-    await client.query('BEGIN');
-    await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`);
-    const { rows } = await client.query<{ epoch: string; expires_at: Date }>(
-      `UPDATE board_dispatcher_lease SET holder = $2, epoch = epoch + 1, acquired_at = clock_timestamp(), expires_at = clock_timestamp() + make_interval(secs => $3)
-       WHERE name = $1 AND expires_at <= clock_timestamp() RETURNING epoch, expires_at`,
-      [LEASE_NAME, holder, ttlMs / 1000],
-    );
-    await client.query('COMMIT');
-    const row = rows[0];
-    return row && { holder, epoch: Number(row.epoch), expiresAt: row.expires_at };
+    return await withTransaction(pool, async (tx) => {
+      await tx.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`);
+      const { rows } = await tx.query<{ epoch: string; expires_at: Date }>(
+        `UPDATE board_dispatcher_lease SET holder = $2, epoch = epoch + 1, acquired_at = clock_timestamp(), expires_at = clock_timestamp() + make_interval(secs => $3)
+         WHERE name = $1 AND expires_at <= clock_timestamp() RETURNING epoch, expires_at`,
+        [LEASE_NAME, holder, ttlMs / 1000],
+      );
+      const row = rows[0];
+      return row && { holder, epoch: Number(row.epoch), expiresAt: row.expires_at };
+    });
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
     if ((err as { code?: string }).code === LOCK_NOT_AVAILABLE) return undefined;
     throw err;
-  } finally {
-    client.release();
   }
 }
 

@@ -57,20 +57,40 @@ export function createPool(opts: PoolOptions): pg.Pool {
   return pool;
 }
 
-/** Runs fn in a transaction: COMMIT on success, ROLLBACK on any error. */
+/**
+ * Runs fn in a transaction: COMMIT on success, ROLLBACK on any error.
+ *
+ * While a client is checked out the pool does not listen for its errors, and
+ * Postgres may end the session between two statements (an
+ * idle_in_transaction_session_timeout, pg_terminate_backend, a restart):
+ * node-postgres then emits 'error' on the client, which with no listener
+ * would crash the process. The transaction listens for it instead; the next
+ * statement fails (an outage, so a job retries), the error names why the
+ * session ended, and the client is discarded, not handed to the next caller.
+ */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (err: Error) => {
+    lost ??= err;
+  };
+  client.on('error', onError);
+  const release = (err?: Error) => {
+    client.removeListener('error', onError);
+    client.release(err);
+  };
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
-    client.release();
+    release(lost);
     return result;
   } catch (err) {
     // A connection that failed mid-transaction is discarded, not handed to the next caller.
-    const broken = classifyFailure(err) === 'outage';
+    const broken = lost !== undefined || classifyFailure(err) === 'outage';
     if (!broken) await client.query('ROLLBACK').catch(() => {});
-    client.release(broken ? toError(err) : undefined);
+    release(broken ? (lost ?? toError(err)) : undefined);
+    if (lost && lost !== err) throw new Error(`Postgres ended the session during the transaction: ${lost.message}`, { cause: err });
     throw err;
   }
 }
