@@ -76,7 +76,7 @@ describe('the ledger-critic process at start', () => {
     });
   }
 
-  it('waits for a Redis that is down, saying so, and starts taking jobs when it comes up', async () => {
+  it('waits for a Redis that is down, live and saying so, and starts taking jobs when it comes up', async () => {
     const redis = new URL(TEST_REDIS_URL);
     const proxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
     await proxy.cut();
@@ -87,8 +87,16 @@ describe('the ledger-critic process at start', () => {
       const waiting = await eventually('a waiting-for-Redis line', () => child.lines.find((l) => l.includes('waiting for Redis at REDIS_URL')), 30_000);
       expect(JSON.parse(waiting)).toMatchObject({ level: 'warn', redis: `redis://127.0.0.1:${proxy.port}` });
       expect(child.proc.exitCode).toBeNull();
+      // Alive (a liveness probe must not restart it) and not ready, saying why.
+      const serving = child.lines.find((l) => l.includes('serving /livez, /readyz and /metrics'));
+      const opsPort = (JSON.parse(serving!) as { port: number }).port;
+      expect((await fetch(`http://127.0.0.1:${opsPort}/livez`)).status).toBe(200);
+      const readyz = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+      expect(readyz.status).toBe(503);
+      expect(await readyz.json()).toEqual({ status: 'starting', waitingFor: 'redis' });
       await proxy.restore();
       await eventually('the started line', () => child.lines.find((l) => l.includes('"msg":"started"')), 30_000);
+      expect((await fetch(`http://127.0.0.1:${opsPort}/readyz`)).status).toBe(200);
       await events.waitUntilReady();
       const ping = await queue.add('system.ping', {});
       expect(await ping.waitUntilFinished(events, 20_000)).toMatchObject({ service: 'ledger-critic' });

@@ -5,7 +5,7 @@ import type { OperationHandler } from './handlers.js';
 import type { ReadinessCheck } from './health.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type PlatformMetrics } from './metrics.js';
-import { startOpsServer, type OpsServer } from './ops-server.js';
+import { startOpsServer, type OpsServer, type Phase } from './ops-server.js';
 import { createPool, pendingMigrations, pingPostgres, runMigrations, type Pool } from './postgres.js';
 import { EVENT_STREAM_MAX_LEN, consumerRedisOptions, createConsumerRedis, closeRedis, pingRedis } from './redis.js';
 import { startServiceWorker, type ServiceWorker } from './worker.js';
@@ -49,7 +49,7 @@ export interface RunningQueueService {
   schema: string;
   ops: OpsServer;
   serviceWorker: ServiceWorker;
-  /** Ordered stop: stop taking jobs, let running ones finish within the grace period, then close the ops server, queues, Redis and Postgres. */
+  /** Ordered stop: not ready at once, stop taking jobs, let running ones finish within the grace period, then close the queues, Redis, the ops server and Postgres. */
   stop(): Promise<void>;
 }
 
@@ -72,9 +72,10 @@ export function defaultSchema(service: string): string {
 }
 
 /**
- * Starts a queue service in the order docs/architecture.md gives ("A service"): connections, migrations,
- * handler check (refuses to start on a missing or duplicate handler), worker,
- * ops server. Returns its ordered stop.
+ * Starts a queue service in the order docs/architecture.md gives ("A service"): Postgres pool, ops
+ * server (live at once, /readyz "starting"), migrations, handler check (refuses
+ * to start on a missing or duplicate handler), worker; ready once the worker's
+ * Redis connection is up. Returns its ordered stop.
  */
 export async function startQueueService(spec: QueueServiceSpec): Promise<RunningQueueService> {
   const { env } = spec;
@@ -83,17 +84,28 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
   const schema = env.DB_SCHEMA ?? defaultSchema(spec.service);
   const pool = createPool({ url: env.DATABASE_URL, schema, applicationName: spec.service, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS, statementTimeoutMs: env.PG_STATEMENT_TIMEOUT_MS });
   const closers: Array<() => Promise<unknown>> = [];
+  // The ops server comes first, so /livez answers during every wait below
+  // (another replica's migrations, Redis) and /readyz says what the start waits for.
+  let phase: Phase = { phase: 'starting', waitingFor: 'migrations' };
+  const checks: ReadinessCheck[] = [];
+  const ops = await startOpsServer({ port: env.HTTP_PORT, registry: metrics.registry, logger, checks, phase: () => phase }).catch(async (err: unknown) => {
+    await pool.end().catch(() => {});
+    throw err;
+  });
+  closers.push(() => ops.close());
+  logger.info({ port: ops.port }, 'serving /livez, /readyz and /metrics');
   try {
     await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: spec.migrationsDir, logger, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS });
     const handlers = await spec.handlers({ pool, logger, metrics, schema });
     const operations = spec.operations ?? operationsForQueue(spec.queue);
 
     const redis = createConsumerRedis(env.REDIS_URL, `${spec.service}:health`);
-    closers.push(() => closeRedis(redis));
+    closers.unshift(() => closeRedis(redis));
     const ownQueue = new Queue(spec.queue, { connection: redis, prefix: env.BULLMQ_PREFIX, streams: { events: { maxLen: EVENT_STREAM_MAX_LEN } } });
     closers.unshift(() => ownQueue.close());
     metrics.watchQueues([ownQueue]);
 
+    phase = { phase: 'starting', waitingFor: 'redis' };
     const serviceWorker = startServiceWorker({
       service: spec.service,
       version: spec.version,
@@ -108,34 +120,30 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
       ...(spec.lockDuration ? { lockDuration: spec.lockDuration } : {}),
       ...(spec.stalledInterval ? { stalledInterval: spec.stalledInterval } : {}),
     });
+    closers.unshift(() => serviceWorker.close(0));
     // Ready only once the worker's connection is up, so /readyz never reports a
     // service that cannot take jobs yet. Redis being down is not fatal (workers
     // reconnect by design), but the wait is never silent.
     await waitLoudly(serviceWorker.worker.waitUntilReady(), REDIS_WAIT_LOG_MS, () =>
       logger.warn({ redis: redactUrl(env.REDIS_URL) }, 'waiting for Redis at REDIS_URL: check that Redis is running there; the service takes jobs once it answers'),
     );
-    const ops = await startOpsServer({
-      port: env.HTTP_PORT,
-      registry: metrics.registry,
-      logger,
-      checks: [
-        { name: 'redis', probe: () => pingRedis(redis) },
-        { name: 'postgres', probe: () => pingPostgres(pool) },
-        { name: 'migrations', probe: async () => (await pendingMigrations(pool, schema, spec.migrationsDir)).length === 0 },
-        { name: 'worker', probe: async () => serviceWorker.worker.isRunning() },
-        ...(spec.extraChecks ?? []),
-      ],
-    }).catch(async (err: unknown) => {
-      await serviceWorker.close(0);
-      throw err;
-    });
+    closers.shift();
+    checks.push(
+      { name: 'redis', probe: () => pingRedis(redis) },
+      { name: 'postgres', probe: () => pingPostgres(pool) },
+      { name: 'migrations', probe: async () => (await pendingMigrations(pool, schema, spec.migrationsDir)).length === 0 },
+      { name: 'worker', probe: async () => serviceWorker.worker.isRunning() },
+      ...(spec.extraChecks ?? []),
+    );
+    phase = { phase: 'running' };
     logger.info({ queue: spec.queue, concurrency: env.WORKER_CONCURRENCY, port: ops.port, schema, operations: operations.map((o) => o.name) }, 'started');
 
     let stopped: Promise<void> | undefined;
     const stop = () =>
       (stopped ??= (async () => {
+        // Not ready from the first moment, so no new work is routed here while running jobs finish.
+        phase = { phase: 'stopping' };
         await serviceWorker.close(env.SHUTDOWN_GRACE_MS);
-        await ops.close();
         await spec.onStop?.();
         for (const close of closers) await close().catch((err: unknown) => logger.warn({ err }, 'close failed'));
         await pool.end();

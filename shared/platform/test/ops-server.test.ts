@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createMetrics } from '../src/metrics.js';
-import { startOpsServer, type OpsServer } from '../src/ops-server.js';
+import { startOpsServer, type OpsServer, type Phase } from '../src/ops-server.js';
 
 describe('ops server', () => {
   let server: OpsServer;
   let postgresUp = true;
+  let phase: Phase = { phase: 'running' };
   const metrics = createMetrics({ service: 'ops-test' });
   metrics.watchQueues([{ name: 'q1', getJobCounts: async () => ({ waiting: 3, active: 1 }) }]);
 
@@ -19,6 +20,7 @@ describe('ops server', () => {
         { name: 'redis', probe: async () => true },
         { name: 'postgres', probe: async () => postgresUp },
       ],
+      phase: () => phase,
     });
   });
   afterAll(() => server?.close());
@@ -36,6 +38,21 @@ describe('ops server', () => {
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ status: 'not ready', checks: { redis: true, postgres: false } });
     postgresUp = true;
+  });
+
+  it('is live but not ready while starting (saying what it waits for) and while stopping, whatever the checks', async () => {
+    for (const [p, body] of [
+      [{ phase: 'starting', waitingFor: 'redis' }, { status: 'starting', waitingFor: 'redis' }],
+      [{ phase: 'stopping' }, { status: 'stopping' }],
+    ] as const) {
+      phase = p;
+      const res = await get('/readyz');
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual(body);
+      expect((await get('/livez')).status).toBe(200);
+    }
+    phase = { phase: 'running' };
+    expect((await get('/readyz')).status).toBe(200);
   });
 
   it('serves process metrics and queue depth read at scrape time', async () => {

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Queue, type Job } from 'bullmq';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_DATABASE_URL, TEST_REDIS_URL, spawnTsProcess, useTestPrefix, useTestSchema, type TsProcess } from '@vouch/testing';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, eventually, spawnTsProcess, useTestPrefix, useTestSchema, type TsProcess } from '@vouch/testing';
 
 const SERVICE = fileURLToPath(new URL('./fixtures/effect-service.ts', import.meta.url));
 const QUEUE = 'test-effects';
@@ -76,12 +76,24 @@ describe('worker bootstrap in a real process', () => {
     expect(await b.exited).toBe(0);
   });
 
-  it('SIGTERM lets the running job finish, then the process exits 0', async () => {
-    const c = spawnService(1_500);
-    await c.waitFor('ready');
+  it('SIGTERM lets the running job finish, not ready meanwhile, then the process exits 0', async () => {
+    const c = spawnService(5_000);
+    const opsPort = Number(/ ops (\d+)$/.exec(await c.waitFor('ready'))![1]);
+    const readyz = async () => {
+      const res = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+      return { status: res.status, body: (await res.json()) as unknown };
+    };
+    expect(await readyz()).toMatchObject({ status: 200, body: { status: 'ready' } });
     const job = await queue.add('test.effect', { tenant: 't1', input: { label: 'graceful' } }, { jobId: 'graceful-1' });
     await c.waitFor(`started ${job.id}`);
     c.proc.kill('SIGTERM');
+    // While the job finishes, the process is alive and says it is stopping, so nothing new is routed to it.
+    await eventually('a stopping /readyz', async () => {
+      const r = await readyz();
+      return r.status === 503 && JSON.stringify(r.body) === '{"status":"stopping"}' ? r : undefined;
+    }, 4_000);
+    expect((await fetch(`http://127.0.0.1:${opsPort}/livez`)).status).toBe(200);
+    expect(c.proc.exitCode).toBeNull();
     expect(await c.exited).toBe(0);
     const done = await queue.getJob(job.id!);
     expect(await done!.getState()).toBe('completed');
