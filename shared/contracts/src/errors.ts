@@ -42,7 +42,7 @@ export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
  * (see problem-responses.ts); an unexpected failure (500) is every
  * operation's `default` answer.
  */
-export const PROBLEM_STATUSES = [400, 401, 403, 404, 409, 413, 415, 429, 503, 504] as const;
+export const PROBLEM_STATUSES = [400, 401, 403, 404, 408, 409, 413, 415, 429, 431, 500, 503, 504] as const;
 export type ProblemStatus = (typeof PROBLEM_STATUSES)[number];
 
 /** One offending field: a dotted path into the input and what is wrong with it. */

@@ -14,8 +14,9 @@ export interface ProblemResponse {
  * correctly without more work:
  *
  * - every operation: 400 (its input is validated), 401 and 403 (a bearer key
- *   with the operation's scope), 503 (the key is checked against Postgres;
- *   queue operations need Redis);
+ *   with the operation's scope), 408 and 431 (refused by the HTTP parser
+ *   before any operation runs), 500 (an unexpected fault, told only in the
+ *   logs), 503 (the key is checked against Postgres; queue operations need Redis);
  * - a JSON body (POST): 409 (Idempotency-Key reuse), 413, 415;
  * - a path parameter: 404 (nothing of that id in the key's tenant);
  * - an rpc served by a queue: 504 (still running after its timeout);
@@ -38,6 +39,12 @@ export function problemResponses(op: OperationDef): ProblemResponse[] {
     byStatus.set(413, 'The request body is larger than the gateway accepts.');
     byStatus.set(415, 'The body is not UTF-8 JSON: send `Content-Type: application/json`.');
   }
+  byStatus.set(408, 'The request did not arrive within the gateway\'s time limit: send the whole request at once and retry.');
+  byStatus.set(431, 'The request headers are larger than the gateway accepts: send fewer or smaller headers.');
+  byStatus.set(
+    500,
+    `An unexpected fault: the answer says only that, with a \`requestId\` that finds the details in the gateway's logs.${isBody ? ' A 5xx leaves an Idempotency-Key free: a retry with it runs the operation again.' : ''}`,
+  );
   byStatus.set(503, queued ? 'Redis or Postgres is unavailable, so the operation could not be queued or its key checked: retry after `Retry-After` seconds.' : 'Postgres or Redis is unavailable: retry after `Retry-After` seconds.');
   if (queued && op.mode === 'rpc') {
     const within = op.timeoutMs === undefined ? 'the gateway\'s wait' : `${op.timeoutMs} ms`;
