@@ -83,15 +83,36 @@ function may(caller: Caller, scope: string): boolean {
   return caller.scopes.includes('admin') || caller.scopes.includes(scope as Caller['scopes'][number]);
 }
 
-/** Runs one operation for an MCP request, as the HTTP routes do (no Idempotency-Key: MCP has no headers per call). */
-function run(op: OperationDef, input: Record<string, unknown>, auth: { caller: Caller; requestId: string }, deps: CallDeps) {
+/**
+ * Where a tools/call request carries its idempotency key: MCP has no headers
+ * per call, so the key rides in the request's `_meta`, under a name of ours
+ * (the spec reserves unprefixed and modelcontextprotocol names). It works as
+ * the Idempotency-Key header does over HTTP: a retry with the same key and
+ * arguments gets the recorded answer instead of writing again.
+ */
+export const MCP_IDEMPOTENCY_META = 'dev.vouch/idempotency-key';
+
+/** The idempotency key a tools/call request carries, if any; one that is not a string is refused naming it. */
+function idempotencyKeyOf(ctx: ServerContext): string | undefined {
+  const value = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[MCP_IDEMPOTENCY_META];
+  if (value === undefined || typeof value === 'string') return value;
+  const path = `_meta.${MCP_IDEMPOTENCY_META}`;
+  throw new BadInputError(`${path} must be a string of 1-200 printable ASCII characters`, [{ path, message: `expected a string, got ${typeof value}` }]);
+}
+
+/** Runs one operation for an MCP request, as the HTTP routes do, with the idempotency key from `_meta` when the call has one. */
+function run(op: OperationDef, input: Record<string, unknown>, auth: { caller: Caller; requestId: string }, deps: CallDeps, idempotencyKey?: string) {
   const checked = () => {
     // As for a JSON body over HTTP: a key holding NUL or a lone surrogate is refused naming it.
     const badKeys = badKeyIssues(input);
     if (badKeys.length) throw new BadInputError(`invalid ${op.name} request: ${describeFieldIssues(badKeys)}`, badKeys);
     return input;
   };
-  return callOperation(op, { caller: auth.caller, requestId: auth.requestId, instance: MCP_PATH, input: checked }, deps);
+  return callOperation(
+    op,
+    { caller: auth.caller, requestId: auth.requestId, instance: MCP_PATH, input: checked, idempotencyKey, idempotencyKeyPath: `_meta.${MCP_IDEMPOTENCY_META}` },
+    deps,
+  );
 }
 
 /**
@@ -184,7 +205,13 @@ export function mcpServerFactory(deps: McpServerDeps) {
         },
         async (args: unknown, toolCtx: ServerContext): Promise<CallToolResult> => {
           if (tool.name === JOBS_WAIT_TOOL) return jobsWait(args, toolCtx, auth, deps);
-          const outcome = await run(tool.operation, (args ?? {}) as Record<string, unknown>, auth, deps);
+          let key: string | undefined;
+          try {
+            key = idempotencyKeyOf(toolCtx);
+          } catch (err) {
+            return toolError(problemFromBody(errorBodyOf(err), { instance: MCP_PATH, requestId: auth.requestId }), deps.operations);
+          }
+          const outcome = await run(tool.operation, (args ?? {}) as Record<string, unknown>, auth, deps, key);
           if (!outcome.ok) return toolError(outcome.problem, deps.operations);
           // The result is in hand and goes out in this response; nothing would replay it.
           outcome.afterDelivery?.();

@@ -43,6 +43,8 @@ export interface OperationCall {
   input: () => Record<string, unknown>;
   /** The Idempotency-Key the caller sent, unchecked; honoured for POST operations. */
   idempotencyKey?: string | undefined;
+  /** Where the key came from, for a problem naming it (default `header.Idempotency-Key`). */
+  idempotencyKeyPath?: string;
 }
 
 /** How a call ended: the answer to send, or the problem. */
@@ -142,7 +144,8 @@ export async function callOperation(op: OperationDef, call: OperationCall, deps:
 
   const key = call.idempotencyKey;
   if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
-    return problemOf(new BadInputError('Idempotency-Key must be 1-200 printable ASCII characters', [{ path: 'header.Idempotency-Key', message: 'invalid' }]));
+    const path = call.idempotencyKeyPath ?? 'header.Idempotency-Key';
+    return problemOf(new BadInputError(`${path} must be 1-200 printable ASCII characters`, [{ path, message: 'invalid: send 1-200 printable ASCII characters, new for each new request' }]));
   }
   const useKey = key !== undefined && op.http.method === 'POST';
   let attempt: string | undefined;

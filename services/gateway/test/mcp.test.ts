@@ -5,8 +5,9 @@
  */
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobHandleSchema, OPERATIONS, buildMcpTools, jobsGet, ledgerGet, ledgerOpen, ledgerProposeCompletion, ledgerRecordEvidence, type OperationDef } from '@vouch/contracts';
+import { ERROR_CODES, JobHandleSchema, OPERATIONS, buildMcpTools, jobsGet, ledgerGet, ledgerOpen, ledgerProposeCompletion, ledgerRecordEvidence, type OperationDef } from '@vouch/contracts';
 import { createOperatorKey } from '../src/api-keys.js';
+import { MCP_IDEMPOTENCY_META } from '../src/mcp-server.js';
 import { startFullStack, type FullStack } from './full-stack.js';
 import { startGatewayUnderTest, type GatewayUnderTest } from './gateway-under-test.js';
 import { connectMcp, textOf, type McpRevision } from './mcp-client.js';
@@ -134,6 +135,36 @@ describe.each<McpRevision>(['current', 'older'])('an MCP client on the %s protoc
     const wait = await a.callTool({ name: 'jobs_wait', arguments: { jobId: 'ledger-critic.x', waitSeconds: 90 } });
     expect(wait.isError).toBe(true);
     expect(textOf(wait)).toContain('waitSeconds is at most 45: call jobs_wait again to wait longer');
+  });
+
+  it('records a write retried with the same idempotency key in _meta once, as the header does over HTTP', async () => {
+    const runId = `mcp-retry-${revision}`;
+    await call(a, 'ledger_open', ledgerOpen, { runId, goal: 'retry safely' });
+    const args = { runId, items: [{ kind: 'tool_result', toolName: 'shell', success: true, summary: 'cat config/router.yaml shows baudRate: 115200' }] };
+    const withKey = (key: unknown, args_: Record<string, unknown> = args) => a.callTool({ name: 'ledger_recordEvidence', arguments: args_, _meta: { [MCP_IDEMPOTENCY_META]: key } });
+
+    const first = await withKey(`retry-${revision}`);
+    const again = await withKey(`retry-${revision}`);
+    expect(first.isError, textOf(first)).toBeFalsy();
+    expect(again.structuredContent).toEqual(first.structuredContent);
+    expect((await call(a, 'ledger_get', ledgerGet, { runId })).evidence).toHaveLength(1);
+
+    // The same key with other arguments is a conflict, and records nothing.
+    const other = await withKey(`retry-${revision}`, { ...args, items: [{ ...args.items[0]!, summary: 'something else' }] });
+    expect(other.isError).toBe(true);
+    expect((other.structuredContent as { error: { code: string; status: number } }).error).toMatchObject({ code: ERROR_CODES.idempotencyConflict, status: 409 });
+    // Another tenant's identical key is its own: it finds no ledger of that run id, rather than A's answer.
+    const fromB = await b.callTool({ name: 'ledger_recordEvidence', arguments: args, _meta: { [MCP_IDEMPOTENCY_META]: `retry-${revision}` } });
+    expect(fromB.isError).toBe(true);
+    expect(textOf(fromB)).toMatch(/NOT_FOUND/);
+
+    // A key that is not 1-200 printable ASCII characters is named, and nothing is written.
+    for (const bad of [42, '', 'has\u0000nul', 'x'.repeat(201)]) {
+      const refused = await withKey(bad);
+      expect(refused.isError, JSON.stringify(bad)).toBe(true);
+      expect((refused.structuredContent as { error: { code: string; fields: Array<{ path: string }> } }).error).toMatchObject({ code: 'BAD_INPUT', fields: [{ path: `_meta.${MCP_IDEMPOTENCY_META}` }] });
+    }
+    expect((await call(a, 'ledger_get', ledgerGet, { runId })).evidence).toHaveLength(1);
   });
 
   it('shows another tenant nothing, whatever ids it holds', async () => {
