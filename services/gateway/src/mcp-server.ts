@@ -91,13 +91,14 @@ function may(caller: Caller, scope: string): boolean {
  * arguments gets the recorded answer instead of writing again.
  */
 export const MCP_IDEMPOTENCY_META = 'dev.vouch/idempotency-key';
+/** How a problem names the key. */
+const IDEMPOTENCY_KEY_PATH = `_meta.${MCP_IDEMPOTENCY_META}`;
 
 /** The idempotency key a tools/call request carries, if any; one that is not a string is refused naming it. */
 function idempotencyKeyOf(ctx: ServerContext): string | undefined {
   const value = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[MCP_IDEMPOTENCY_META];
   if (value === undefined || typeof value === 'string') return value;
-  const path = `_meta.${MCP_IDEMPOTENCY_META}`;
-  throw new BadInputError(`${path} must be a string of 1-200 printable ASCII characters`, [{ path, message: `expected a string, got ${typeof value}` }]);
+  throw new BadInputError(`${IDEMPOTENCY_KEY_PATH} must be a string of 1-200 printable ASCII characters`, [{ path: IDEMPOTENCY_KEY_PATH, message: `expected a string, got ${typeof value}` }]);
 }
 
 /** Runs one operation for an MCP request, as the HTTP routes do, with the idempotency key from `_meta` when the call has one. */
@@ -110,7 +111,7 @@ function run(op: OperationDef, input: Record<string, unknown>, auth: { caller: C
   };
   return callOperation(
     op,
-    { caller: auth.caller, requestId: auth.requestId, instance: MCP_PATH, input: checked, idempotencyKey, idempotencyKeyPath: `_meta.${MCP_IDEMPOTENCY_META}` },
+    { caller: auth.caller, requestId: auth.requestId, instance: MCP_PATH, input: checked, idempotencyKey, idempotencyKeyPath: IDEMPOTENCY_KEY_PATH },
     deps,
   );
 }

@@ -39,8 +39,7 @@ export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
 
 /**
  * The statuses of the problem answers the API documents for each operation
- * (see problem-responses.ts); an unexpected failure (500) is every
- * operation's `default` answer.
+ * (see problem-responses.ts), an unexpected failure (500) among them.
  */
 export const PROBLEM_STATUSES = [400, 401, 403, 404, 408, 409, 413, 415, 429, 431, 500, 503, 504] as const;
 export type ProblemStatus = (typeof PROBLEM_STATUSES)[number];

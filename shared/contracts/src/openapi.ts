@@ -144,7 +144,6 @@ export function buildOpenApiDocument(table: readonly OperationDef[], info: { ver
       const headers = problemHeaders[status];
       responses[String(status)] = { description, ...(headers ? { headers } : {}), content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
     }
-    responses.default = { description: 'An unexpected failure (500): the requestId finds it in the logs.', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
     operation.responses = responses;
     (paths[toOpenApiPath(op.http.path)] ??= {})[op.http.method.toLowerCase()] = operation;
   }
