@@ -51,10 +51,15 @@ function hasBody(req: IncomingMessage): boolean {
  * been read to the end, since its parsed text and decoded bytes live that
  * long. With a Content-Length the body is admitted or refused before a byte
  * of it is read (Node then reads off the refused body, keeping the
- * connection); a chunked body counts as it streams, and the chunk that
- * outgrows the budget ends its reading: the parser gets nothing more, and the
- * rest is read off and dropped. A compressed body may inflate to the
- * parser's limit, so it takes that much before it is read.
+ * connection). A chunked body is free while it stays small; the chunk that
+ * takes it past SMALL_BODY_BYTES must take the parser's limit, since its
+ * length is unknown, and once it has been read the budget gets back what it
+ * did not use. A chunked body refused there gets nothing more to its parser,
+ * and the rest is read off and dropped. Admission is all or nothing, once
+ * per body: an admitted body is always read to its end. (Counting chunked
+ * bodies as they streamed let 48 parallel uploads each take a share of the
+ * budget and all be refused before any finished.) A compressed body may
+ * inflate to the parser's limit, so it takes that much before it is read.
  */
 export function bodyBudget(parse: RequestHandler, opts: BodyBudgetOptions): RequestHandler {
   const { budget, maxBody } = opts;
@@ -118,11 +123,12 @@ export function bodyBudget(parse: RequestHandler, opts: BodyBudgetOptions): Requ
     // Chunked: body-parser starts reading now, synchronously, or skips the
     // body (not JSON) and calls back at once; counting stops when it is done.
     let received = 0;
+    let counting = false;
     let parsing = true;
     const count = (chunk: Buffer) => {
       received += chunk.length;
-      if (received <= SMALL_BODY_BYTES || received <= taken) return;
-      if (take(received - taken)) return;
+      if (received <= SMALL_BODY_BYTES || taken > 0) return;
+      if (take(maxBody)) return;
       // Starve the parser (its answer is dropped below) and read off the rest.
       for (const listener of req.listeners('data')) req.off('data', listener as (chunk: Buffer) => void);
       req.resume();
@@ -131,10 +137,18 @@ export function bodyBudget(parse: RequestHandler, opts: BodyBudgetOptions): Requ
     parse(req, res, (err?: unknown) => {
       parsing = false;
       req.off('data', count);
+      // Read to its end (or cut at the limit): hold only what it holds.
+      if (counting && taken > received) {
+        budget.give(taken - received);
+        taken = received;
+      }
       if (!refused) next(err);
     });
     if (!parsing) return;
-    if (req.listenerCount('data') > 0) return void req.on('data', count);
+    if (req.listenerCount('data') > 0) {
+      counting = true;
+      return void req.on('data', count);
+    }
     // A parser that reads later than that cannot be counted chunk by chunk: it holds its limit.
     if (!take(maxBody)) refuse(undefined);
   };

@@ -102,6 +102,35 @@ describe('the request body budget', () => {
     expect(await held()).toBe(0);
   });
 
+  it('admits one whole chunked body of several streamed side by side, instead of a share to each and then none', async () => {
+    const SIDE_BY_SIDE = 4;
+    const CHUNK = 512 * 1024;
+    const body = registerBody(10 * MB);
+    const requests = Array.from({ length: SIDE_BY_SIDE }, () => open({ 'transfer-encoding': 'chunked' }));
+    const answers = requests.map(answerOf);
+    const write = (req: ClientRequest, chunk: Buffer) => new Promise<void>((resolve) => req.write(chunk, () => resolve()));
+    // Round by round, a chunk to each: counted as they streamed, four bodies
+    // of 3.5 MB filled the budget and every one was refused.
+    for (let at = 0; at < body.length; at += CHUNK) {
+      await Promise.all(requests.map((req) => write(req, body.subarray(at, at + CHUNK))));
+    }
+    for (const req of requests) req.end();
+    const statuses = (await Promise.all(answers)).map((a) => a.status).sort();
+    expect(statuses).toEqual([415, 503, 503, 503]);
+    await eventually('the budget to come back', async () => ((await held()) === 0 ? true : undefined));
+  });
+
+  it('gives back what an admitted chunked body did not use once it is read', async () => {
+    const req = open({ 'transfer-encoding': 'chunked' });
+    const answer = answerOf(req);
+    const body = registerBody(1 * MB);
+    req.write(body.subarray(0, 512 * 1024));
+    await eventually('the body to take the largest body', async () => ((await held()) === budget ? true : undefined));
+    req.end(body.subarray(512 * 1024));
+    expect((await answer).status).toBe(415);
+    await eventually('the budget to come back', async () => ((await held()) === 0 ? true : undefined));
+  });
+
   it('still reads a compressed body, holding the largest body while it inflates', async () => {
     const body = gzipSync(JSON.stringify({ surface: 'api', chatKey: 'budget' }));
     const req = open({ 'content-encoding': 'gzip', 'content-length': body.length }, '/v1/media/resolve');
