@@ -88,6 +88,13 @@ describe('the board over HTTP through the real gateway', () => {
   });
 
   it('answers bad input with a clear 4xx that names the field and the way out, and changes nothing', async () => {
+    // The dispatcher gives c-2 back to worker-2 after its changes were
+    // requested, in its own time: wait for that write, or it lands in the middle.
+    await eventually('c-2 to be dispatched again', async () => {
+      const events = await readEvents(svc.service.pool, { tenant: 'acme', boardId: BOARD });
+      const last = events.findLast((e) => 'cardId' in e && e.cardId === 'c-2');
+      return last?.type === 'card_dispatched' ? true : undefined;
+    });
     const before = await version();
     const events = (await readEvents(svc.service.pool, { tenant: 'acme', boardId: BOARD })).length;
 
