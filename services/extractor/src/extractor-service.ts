@@ -150,6 +150,7 @@ export async function startExtractor(env: ExtractorEnv, overrides: ExtractorOver
       ...(overrides.onPrompt ? { onPrompt: overrides.onPrompt } : {}),
     });
     gpuQueue = new Queue(QUEUES.extractorGpu, { connection: consumerRedisOptions(env.REDIS_URL, 'extractor:gpu-health'), prefix: env.BULLMQ_PREFIX });
+    gpuQueue.on('error', () => {}); // read for metrics only; the GPU worker logs an outage
     running.metrics.watchQueues([gpuQueue]);
     gpuWorker = startServiceWorker({
       service: EXTRACTOR_SERVICE,

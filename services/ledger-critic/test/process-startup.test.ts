@@ -102,6 +102,9 @@ describe('the ledger-critic process at start', () => {
       expect(await ping.waitUntilFinished(events, 20_000)).toMatchObject({ service: 'ledger-critic' });
       child.proc.kill('SIGTERM');
       expect(await child.exited).toBe(0);
+      // The outage went through the logger only: nothing printed past it.
+      expect(child.stderr()).toBe('');
+      expect(child.lines.filter((l) => !l.startsWith('{'))).toEqual([]);
     } finally {
       await events.close();
       await queue.close();

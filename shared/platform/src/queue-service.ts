@@ -102,6 +102,8 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
     const redis = createConsumerRedis(env.REDIS_URL, `${spec.service}:health`);
     closers.unshift(() => closeRedis(redis));
     const ownQueue = new Queue(spec.queue, { connection: redis, prefix: env.BULLMQ_PREFIX, streams: { events: { maxLen: EVENT_STREAM_MAX_LEN } } });
+    // Unheard, BullMQ prints a Redis outage to stderr past the logger; the worker logs it, and /readyz shows it.
+    ownQueue.on('error', () => {});
     closers.unshift(() => ownQueue.close());
     metrics.watchQueues([ownQueue]);
 
