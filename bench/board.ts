@@ -10,8 +10,9 @@
  *    Baseline: 16 writers doing single-row INSERTs of the same event payload
  *    into a plain table (autocommit).
  * 2. Replay of a 100,000-event board (1,000 cards, each dispatched, claimed,
- *    failed and reprioritised 25 times): from its snapshot (the store keeps
- *    one at most 199 events behind the head) and from the whole stream.
+ *    failed and reprioritised 25 times): from a snapshot 199 events behind
+ *    the head (the most a read applies once the writes after a snapshot
+ *    falls due have stored it) and from the whole stream.
  *    Baseline: SELECT of the same 100,000 payload rows, and of the snapshot row.
  * 3. Dispatch latency, ready → dispatched (the events' own timestamps), with
  *    the real dispatcher (lease, notifications, fenced writes):

@@ -23,6 +23,7 @@ import type { BoardNotifications } from './board-notifications.js';
 import {
   BoardWriteConflict,
   appendEvents,
+  saveSnapshot,
   claimExpiry,
   claimableDispatches,
   extendClaim,
@@ -139,18 +140,19 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
   async function write<R>(key: BoardKey, job: { jobId: string; operation: string }, decide: (state: BoardState | undefined) => Decision & { result: (state: BoardState) => R }): Promise<R> {
     for (let tries = 1; ; tries++) {
       try {
-        const { result, committed } = await withTransaction(pool, async (tx) => {
+        const { result, committed, snapshotDue } = await withTransaction(pool, async (tx) => {
           const { prior, head } = await lockHeadForJob(tx, key, job.jobId);
-          if (prior !== undefined) return { result: prior as R, committed: undefined };
+          if (prior !== undefined) return { result: prior as R, committed: undefined, snapshotDue: false };
           const current = await loadCommitted(tx, key, head, cache.get(key));
           const expectedVersion = current?.version ?? 0;
           const decision = decide(current);
           const result = decision.result(decision.state);
-          if (decision.events.length === 0) return { result, committed: current };
-          await appendEvents(tx, key, expectedVersion, decision.events, decision.state, { processedJob: { jobId: job.jobId, operation: job.operation, result } });
-          return { result, committed: decision.state };
+          if (decision.events.length === 0) return { result, committed: current, snapshotDue: false };
+          const { snapshotDue } = await appendEvents(tx, key, expectedVersion, decision.events, decision.state, { processedJob: { jobId: job.jobId, operation: job.operation, result } });
+          return { result, committed: decision.state, snapshotDue };
         });
         if (committed) cache.remember(key, committed);
+        if (committed && snapshotDue) await snapshot(key, committed);
         return result;
       } catch (err) {
         if (!(err instanceof BoardWriteConflict)) throw err;
@@ -158,6 +160,11 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
         await backOff(tries);
       }
     }
+  }
+
+  /** After the commit: the job's write stands whether or not its snapshot is stored. */
+  async function snapshot(key: BoardKey, state: BoardState): Promise<void> {
+    await saveSnapshot(pool, key, state).catch((err: unknown) => deps.logger?.warn({ err, boardId: key.boardId, version: state.version }, 'board snapshot not written; a later write writes one'));
   }
 
   async function load(key: BoardKey): Promise<BoardState | undefined> {

@@ -57,7 +57,10 @@ const isUniqueViolation = (err: unknown) => typeof err === 'object' && err !== n
 /**
  * The snapshot is rewritten every SNAPSHOT_EVERY events: a read applies at
  * most that many events after it (a few milliseconds), and a write pays the
- * snapshot's size once per that many events instead of every time.
+ * snapshot's size once per that many events instead of every time. It is
+ * written after the write that made it due has committed, outside the head
+ * lock (saveSnapshot): written inside, a 1,000-card board's snapshot held
+ * every other writer of the board, the dispatcher among them, behind it.
  */
 export const SNAPSHOT_EVERY = 200;
 
@@ -75,12 +78,16 @@ export const channelName = (prefix: string, schema: string) => `${prefix}${schem
 
 export interface BoardHead {
   version: number;
+  /** The version of the board's snapshot when the head was read (0: none); a newer one may have landed since. */
   snapshotVersion: number;
 }
 
+/** The version of the board's snapshot, 0 without one, as an SQL expression over `h`, a board_heads row. */
+const SNAPSHOT_VERSION_OF_HEAD = `coalesce((SELECT s.version FROM board_snapshots s WHERE s.tenant = h.tenant AND s.board_id = h.board_id), 0)`;
+
 export async function readHead(db: Queryable, key: BoardKey, opts: { lock?: boolean } = {}): Promise<BoardHead | undefined> {
   const { rows } = await db.query<{ version: number; snapshot_version: number }>(
-    `SELECT version, snapshot_version FROM board_heads WHERE tenant = $1 AND board_id = $2${opts.lock ? ' FOR UPDATE' : ''}`,
+    `SELECT h.version, ${SNAPSHOT_VERSION_OF_HEAD} AS snapshot_version FROM board_heads h WHERE h.tenant = $1 AND h.board_id = $2${opts.lock ? ' FOR UPDATE OF h' : ''}`,
     [key.tenant, key.boardId],
   );
   const row = rows[0];
@@ -113,8 +120,8 @@ export async function readEvents(db: Queryable, key: BoardKey, afterVersion = 0)
  */
 export async function lockHeadForJob(tx: Queryable, key: BoardKey, jobId: string): Promise<{ prior: unknown; head: BoardHead | undefined }> {
   const { rows } = await tx.query<{ version: number; snapshot_version: number; prior: unknown }>(
-    `SELECT version, snapshot_version, (SELECT result FROM board_processed_jobs WHERE tenant = $1 AND job_id = $3) AS prior
-     FROM board_heads WHERE tenant = $1 AND board_id = $2 FOR UPDATE`,
+    `SELECT h.version, ${SNAPSHOT_VERSION_OF_HEAD} AS snapshot_version, (SELECT result FROM board_processed_jobs WHERE tenant = $1 AND job_id = $3) AS prior
+     FROM board_heads h WHERE h.tenant = $1 AND h.board_id = $2 FOR UPDATE OF h`,
     [key.tenant, key.boardId, jobId],
   );
   const row = rows[0];
@@ -128,13 +135,20 @@ export async function loadBoard(db: Queryable, key: BoardKey): Promise<BoardStat
   return applyEvents(snapshot, await readEvents(db, key, snapshot?.version ?? 0));
 }
 
-export async function saveSnapshot(tx: Queryable, key: BoardKey, state: BoardState): Promise<void> {
-  await tx.query(
+/**
+ * Stores `state`, a committed state of the board, as its snapshot unless a
+ * newer one is stored: writers snapshot after their commit and without the
+ * head lock, so two may race, and the later version wins whatever the order.
+ * A snapshot only shortens reads; one that is never written costs a longer
+ * replay, never a wrong one.
+ */
+export async function saveSnapshot(db: Queryable, key: BoardKey, state: BoardState): Promise<void> {
+  await db.query(
     `INSERT INTO board_snapshots (tenant, board_id, version, state) VALUES ($1, $2, $3, $4::jsonb)
-     ON CONFLICT (tenant, board_id) DO UPDATE SET version = EXCLUDED.version, state = EXCLUDED.state, updated_at = now()`,
+     ON CONFLICT (tenant, board_id) DO UPDATE SET version = EXCLUDED.version, state = EXCLUDED.state, updated_at = now()
+     WHERE board_snapshots.version < EXCLUDED.version`,
     [key.tenant, key.boardId, state.version, JSON.stringify(state)],
   );
-  await tx.query(`UPDATE board_heads SET snapshot_version = $3 WHERE tenant = $1 AND board_id = $2`, [key.tenant, key.boardId, state.version]);
 }
 
 /**
@@ -160,7 +174,7 @@ export interface ProcessedJobRecord {
 
 /**
  * Appends events at `expectedVersion` (0 for a new board), moves the head,
- * writes the snapshot when one is due, and updates in the same transaction
+ * and updates in the same transaction
  * what the events mean for the card projection, the dispatch outbox and the
  * claim leases, and the job's processed record. With `fence`, the write
  * happens only under that dispatcher lease.
@@ -168,6 +182,9 @@ export interface ProcessedJobRecord {
  * The events, the head, the projection and the job record are one statement
  * (data-modifying CTEs): a write holds its board's head lock for fewer round
  * trips, which is what bounds writers of one board.
+ *
+ * Says whether a snapshot is due: the caller writes `state` with
+ * saveSnapshot once the transaction has committed.
  */
 export async function appendEvents(
   tx: Queryable,
@@ -176,8 +193,8 @@ export async function appendEvents(
   events: readonly BoardEvent[],
   state: BoardState,
   opts: { fence?: Fence; processedJob?: ProcessedJobRecord } = {},
-): Promise<void> {
-  if (events.length === 0) return;
+): Promise<{ snapshotDue: boolean }> {
+  if (events.length === 0) return { snapshotDue: false };
   if (opts.fence) await checkFence(tx, opts.fence);
   events.forEach((event, k) => {
     if (event.seq !== expectedVersion + k + 1) throw new Error(`board ${key.boardId}: event ${k} has seq ${event.seq}, expected ${expectedVersion + k + 1}`);
@@ -188,8 +205,8 @@ export async function appendEvents(
   const job = opts.processedJob;
   const head =
     expectedVersion === 0
-      ? `INSERT INTO board_heads (tenant, board_id, version) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING snapshot_version`
-      : `UPDATE board_heads SET version = $3, updated_at = now() WHERE tenant = $1 AND board_id = $2 AND version = $4 RETURNING snapshot_version`;
+      ? `INSERT INTO board_heads (tenant, board_id, version) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 0 AS snapshot_version`
+      : `UPDATE board_heads h SET version = $3, updated_at = now() WHERE h.tenant = $1 AND h.board_id = $2 AND h.version = $4 RETURNING ${SNAPSHOT_VERSION_OF_HEAD} AS snapshot_version`;
   let moved: { rows: Array<{ snapshot_version: number | null }> };
   try {
     moved = await tx.query<{ snapshot_version: number | null }>(
@@ -232,9 +249,9 @@ export async function appendEvents(
   }
   const snapshotVersion = moved.rows[0]?.snapshot_version;
   if (snapshotVersion === null || snapshotVersion === undefined) throw new BoardWriteConflict(key, expectedVersion);
-  if (state.version - snapshotVersion >= SNAPSHOT_EVERY) await saveSnapshot(tx, key, state);
   if (mayEnableDispatch(events)) await tx.query(`SELECT pg_notify($1 || current_schema(), $2)`, [CHANGED_PREFIX, JSON.stringify([key.tenant, key.boardId])]);
   await applyDispatchEffects(tx, key, events, state);
+  return { snapshotDue: state.version - snapshotVersion >= SNAPSHOT_EVERY };
 }
 
 async function applyDispatchEffects(tx: Queryable, key: BoardKey, events: readonly BoardEvent[], state: BoardState): Promise<void> {

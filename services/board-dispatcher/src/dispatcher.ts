@@ -15,6 +15,7 @@ import {
   readHead,
   recordDiagnostic,
   resolveDiagnostics,
+  saveSnapshot,
   type BoardKey,
   type ExpiredClaim,
   type Fence,
@@ -22,6 +23,7 @@ import {
 import { readLease, releaseLease, renewLease, tryAcquireLease, type LeaseTerm } from './dispatcher-lease.js';
 import { expireClaim, planDispatch } from './domain/board-commands.js';
 import { CONDITION_KINDS, evaluateConditions, ghostRunningFinding, resolvedOccurrences } from './domain/diagnose-board.js';
+import type { BoardState } from './domain/replay-board.js';
 import type { BoardMetrics } from './metrics.js';
 import type { WorkQueues } from './work-queues.js';
 
@@ -83,6 +85,8 @@ export class Dispatcher {
   private sweeping: Promise<void> | undefined;
   private relayAgain = false;
   private nextSweep = 0;
+  /** Snapshots being written, at most one per board. */
+  private readonly snapshotting = new Map<string, Promise<void>>();
 
   constructor(private readonly opts: DispatcherOptions) {
     this.holder = opts.holder ?? defaultHolder();
@@ -116,6 +120,7 @@ export class Dispatcher {
     await this.loop;
     await this.sweeping;
     await this.relaying;
+    await Promise.all(this.snapshotting.values());
     if (this.term) await releaseLease(this.opts.pool, this.term).catch(() => {});
     this.lose();
   }
@@ -281,16 +286,31 @@ export class Dispatcher {
       const state = await loadCommitted(tx, key, head, this.cache.get(key));
       if (!state) return undefined;
       const plan = planDispatch(state, { epoch: fence.epoch, at: this.at() });
-      if (plan.events.length === 0) return { state, plan };
-      await appendEvents(tx, key, state.version, plan.events, plan.state, { fence });
-      return { state: plan.state, plan };
+      if (plan.events.length === 0) return { state, plan, snapshotDue: false };
+      const { snapshotDue } = await appendEvents(tx, key, state.version, plan.events, plan.state, { fence });
+      return { state: plan.state, plan, snapshotDue };
     });
     if (!result) return 0;
     this.cache.remember(key, result.state);
+    if (result.snapshotDue) this.snapshot(key, result.state);
     const at = Date.parse(result.plan.events[0]?.at ?? this.at());
     for (const d of result.plan.dispatched) this.opts.metrics.dispatchLatency.observe(Math.max(0, at - Date.parse(d.readySince)) / 1000);
     this.opts.metrics.dispatched.inc(result.plan.dispatched.length);
     return result.plan.dispatched.length;
+  }
+
+  /**
+   * Writes a due snapshot beside the loop, after the commit: the next
+   * dispatch pass does not wait for it. One at a time per board; a write
+   * made meanwhile finds the snapshot still due and writes a newer one.
+   */
+  private snapshot(key: BoardKey, state: BoardState): void {
+    const id = JSON.stringify([key.tenant, key.boardId]);
+    if (this.snapshotting.has(id)) return;
+    const writing = saveSnapshot(this.opts.pool, key, state)
+      .catch((err: unknown) => this.opts.logger.warn({ err, boardId: key.boardId, version: state.version }, 'board snapshot not written; a later write writes one'))
+      .finally(() => this.snapshotting.delete(id));
+    this.snapshotting.set(id, writing);
   }
 
   /**
@@ -363,11 +383,13 @@ export class Dispatcher {
         await tx.query(`DELETE FROM board_claims WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND claim_token = $4`, [key.tenant, key.boardId, claim.cardId, claim.claimToken]);
         return { state, changed: false };
       }
-      await appendEvents(tx, key, state.version, decision.events, decision.state, { fence });
+      const { snapshotDue } = await appendEvents(tx, key, state.version, decision.events, decision.state, { fence });
       if (card) await recordDiagnostic(tx, key, ghostRunningFinding(card, { by: claim.worker, attempt: claim.attempt, expiresAt: claim.expiresAt }), { bump: true });
-      return { state: decision.state, changed: true };
+      return { state: decision.state, changed: true, snapshotDue };
     });
-    if (result) this.cache.remember(key, result.state);
+    if (!result) return;
+    this.cache.remember(key, result.state);
+    if (result.changed && result.snapshotDue) this.snapshot(key, result.state);
   }
 
   /** Evaluates the diagnostics of boards with open work, in fenced transactions. */
