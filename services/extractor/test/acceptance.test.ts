@@ -1,6 +1,6 @@
 // The spec's four acceptance tests (WO-05), through the extractor's queue.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Artifact, DerivedExtract, GrepResult, MaterializeResult } from '@vouch/contracts';
+import { QUEUES, type Artifact, type DerivedExtract, type GrepResult, type MaterializeResult } from '@vouch/contracts';
 import { listEdges, listRereads } from '../src/artifact-store.js';
 import { sha256Hex } from '../src/domain/artifact-identity.js';
 import { QueueJobs, metricValue, oversizedSource, startExtractorUnderTest, type ExtractorUnderTest } from './extractor-test-env.js';
@@ -14,7 +14,7 @@ describe('artifact fidelity acceptance, through the queue', () => {
 
   beforeAll(async () => {
     svc = await startExtractorUnderTest('extractor_acceptance');
-    jobs = new QueueJobs(svc.prefix);
+    jobs = new QueueJobs(svc.prefix, QUEUES.extractor);
     await jobs.ready();
   });
   afterAll(async () => {

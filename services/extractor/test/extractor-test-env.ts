@@ -1,5 +1,3 @@
-import { Queue, QueueEvents, type Job } from 'bullmq';
-import { QUEUES, decodeJobError, type ErrorBody, type JobEnvelope, type QueueName } from '@vouch/contracts';
 import { createLogger, parseConfig } from '@vouch/platform';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
 import type { Registry } from 'prom-client';
@@ -42,53 +40,7 @@ export async function startExtractorUnderTest(label: string, vars: Record<string
   };
 }
 
-export class JobFailed extends Error {
-  constructor(
-    readonly body: ErrorBody,
-    readonly job: Job,
-  ) {
-    super(`${body.code}: ${body.message}`);
-  }
-}
-
-/** Adds jobs as the gateway does (an envelope with the tenant) on one queue, and waits for them. */
-export class QueueJobs {
-  readonly queue: Queue<JobEnvelope>;
-  readonly events: QueueEvents;
-  private n = 0;
-
-  constructor(prefix: string, name: QueueName = QUEUES.extractor) {
-    this.queue = new Queue<JobEnvelope>(name, { connection: { url: TEST_REDIS_URL }, prefix });
-    this.events = new QueueEvents(name, { connection: { url: TEST_REDIS_URL }, prefix });
-  }
-
-  async ready(): Promise<void> {
-    await this.events.waitUntilReady();
-  }
-
-  add(operation: string, tenant: string, input: unknown, opts: { jobId?: string } = {}): Promise<Job<JobEnvelope>> {
-    return this.queue.add(operation, { tenant, input }, { jobId: opts.jobId ?? `t${process.pid}-${Date.now()}-${++this.n}`, attempts: 3, backoff: { type: 'fixed', delay: 100 } });
-  }
-
-  async run<T = unknown>(operation: string, tenant: string, input: unknown, opts: { jobId?: string } = {}): Promise<T> {
-    return this.wait<T>(await this.add(operation, tenant, input, opts));
-  }
-
-  async wait<T = unknown>(job: Job<JobEnvelope>, timeoutMs = 20_000): Promise<T> {
-    try {
-      return (await job.waitUntilFinished(this.events, timeoutMs)) as T;
-    } catch {
-      const fresh = (await this.queue.getJob(job.id!))!;
-      if (await fresh.isFailed()) throw new JobFailed(decodeJobError(fresh.failedReason), fresh);
-      throw new Error(`job ${job.id} (${job.name}) did not finish within ${timeoutMs} ms: ${await fresh.getState()}`);
-    }
-  }
-
-  async close(): Promise<void> {
-    await this.events.close();
-    await this.queue.close();
-  }
-}
+export { JobFailed, QueueJobs } from '@vouch/testing';
 
 /** The value of one series in a registry, 0 when absent. */
 export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {

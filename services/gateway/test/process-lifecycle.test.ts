@@ -8,8 +8,9 @@ import {
   TEST_REDIS_URL,
   closedPort,
   makePng,
-  spawnTsProcess,
+  TsProcesses,
   startSilentServer,
+  testPostgresUrlAt,
   useTestPrefix,
   useTestSchema,
   type SilentServer,
@@ -23,22 +24,12 @@ import { startGateway } from '../src/gateway.js';
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const KEYS_CLI = fileURLToPath(new URL('../src/cli/keys.ts', import.meta.url));
 
-/** The test Postgres URL at another port, with a password to see redacted. */
-function postgresAt(port: number): string {
-  const u = new URL(TEST_DATABASE_URL);
-  u.hostname = '127.0.0.1';
-  u.port = String(port);
-  u.username = 'vouch';
-  u.password = 's3cret-pw';
-  return u.toString();
-}
-
 describe('the gateway process at start and stop', () => {
   let prefix: TestPrefix;
   let schema: TestSchema;
   let silent: SilentServer;
   let env: Record<string, string>;
-  const children: TsProcess[] = [];
+  const children = new TsProcesses();
 
   beforeAll(async () => {
     prefix = await useTestPrefix('gw_lifecycle');
@@ -57,9 +48,7 @@ describe('the gateway process at start and stop', () => {
     };
   });
   afterEach(async () => {
-    const alive = children.splice(0).filter((c) => c.proc.exitCode === null && c.proc.signalCode === null);
-    for (const c of alive) c.proc.kill('SIGKILL');
-    await Promise.all(alive.map((c) => c.exited));
+    await children.killAll();
   });
   afterAll(async () => {
     await silent?.close();
@@ -68,9 +57,7 @@ describe('the gateway process at start and stop', () => {
   });
 
   const spawnGateway = (vars: Record<string, string> = {}) => {
-    const child = spawnTsProcess(MAIN, { ...env, ...vars });
-    children.push(child);
-    return child;
+    return children.spawn(MAIN, { ...env, ...vars });
   };
 
   /** The one line a refused start prints: no stack, no password. */
@@ -86,14 +73,14 @@ describe('the gateway process at start and stop', () => {
 
   it('refuses to start against a closed Postgres port: one line naming DATABASE_URL, exit 78', async () => {
     const port = await closedPort();
-    const child = spawnGateway({ DATABASE_URL: postgresAt(port) });
+    const child = spawnGateway({ DATABASE_URL: testPostgresUrlAt(port) });
     expect(await child.exited).toBe(78);
     const line = expectOneClearLine(child, ['gateway: cannot start:', `DATABASE_URL=postgres://vouch:***@127.0.0.1:${port}/`, 'refused']);
     expect(line).toMatch(/check that Postgres is running/);
   });
 
   it('refuses to start against a Postgres port that accepts and never answers, after PG_CONNECT_TIMEOUT_MS', async () => {
-    const child = spawnGateway({ DATABASE_URL: postgresAt(silent.port) });
+    const child = spawnGateway({ DATABASE_URL: testPostgresUrlAt(silent.port) });
     expect(await child.exited).toBe(78);
     expectOneClearLine(child, ['gateway: cannot start:', `DATABASE_URL=postgres://vouch:***@127.0.0.1:${silent.port}/`, 'did not answer within 1000 ms', 'PG_CONNECT_TIMEOUT_MS']);
     expect(silent.accepted).toBeGreaterThan(0);

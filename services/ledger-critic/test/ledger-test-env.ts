@@ -1,8 +1,7 @@
-import { Queue, QueueEvents, type Job } from 'bullmq';
 import { Registry } from 'prom-client';
-import { QUEUES, decodeJobError, type ErrorBody, type JobEnvelope } from '@vouch/contracts';
+import { QUEUES } from '@vouch/contracts';
 import { createLogger, createPool, parseConfig, runMigrations, type Pool } from '@vouch/platform';
-import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
+import { QueueJobs, TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
 import { ledgerCriticEnvSchema, type LedgerCriticEnv } from '../src/config.js';
 import type { LedgerCache } from '../src/ledger-cache.js';
 import { createLedgerCommands, type LedgerCommands } from '../src/ledger-handlers.js';
@@ -87,53 +86,11 @@ export async function startLedgerServiceUnderTest(label: string, vars: Record<st
   };
 }
 
-/** A failed job's typed error. */
-export class JobFailed extends Error {
-  constructor(
-    readonly body: ErrorBody,
-    readonly job: Job,
-  ) {
-    super(`${body.code}: ${body.message}`);
-  }
-}
+export { JobFailed } from '@vouch/testing';
 
 /** Adds ledger jobs as the gateway does (an envelope with the tenant) and waits for them. */
-export class LedgerJobs {
-  readonly queue: Queue<JobEnvelope>;
-  readonly events: QueueEvents;
-  private n = 0;
-
+export class LedgerJobs extends QueueJobs {
   constructor(prefix: string) {
-    this.queue = new Queue<JobEnvelope>(QUEUES.ledgerCritic, { connection: { url: TEST_REDIS_URL }, prefix });
-    this.events = new QueueEvents(QUEUES.ledgerCritic, { connection: { url: TEST_REDIS_URL }, prefix });
-  }
-
-  async ready(): Promise<void> {
-    await this.events.waitUntilReady();
-  }
-
-  add(operation: string, tenant: string, input: unknown, opts: { jobId?: string; attempts?: number } = {}): Promise<Job<JobEnvelope>> {
-    return this.queue.add(operation, { tenant, input }, { jobId: opts.jobId ?? `t${process.pid}-${Date.now()}-${++this.n}`, attempts: opts.attempts ?? 3, backoff: { type: 'fixed', delay: 100 } });
-  }
-
-  /** Runs an operation and returns its result, or throws JobFailed with the typed error. */
-  async run<T = unknown>(operation: string, tenant: string, input: unknown, opts: { jobId?: string; attempts?: number } = {}): Promise<T> {
-    const job = await this.add(operation, tenant, input, opts);
-    return this.wait<T>(job);
-  }
-
-  async wait<T = unknown>(job: Job<JobEnvelope>, timeoutMs = 15_000): Promise<T> {
-    try {
-      return (await job.waitUntilFinished(this.events, timeoutMs)) as T;
-    } catch {
-      const fresh = (await this.queue.getJob(job.id!))!;
-      if (await fresh.isFailed()) throw new JobFailed(decodeJobError(fresh.failedReason), fresh);
-      throw new Error(`job ${job.id} (${job.name}) did not finish within ${timeoutMs} ms: ${await fresh.getState()}`);
-    }
-  }
-
-  async close(): Promise<void> {
-    await this.events.close();
-    await this.queue.close();
+    super(prefix, QUEUES.ledgerCritic);
   }
 }

@@ -7,27 +7,18 @@ import {
   TEST_REDIS_URL,
   closedPort,
   eventually,
-  spawnTsProcess,
+  TsProcesses,
   startSilentServer,
   startTcpProxy,
+  testPostgresUrlAt,
   useTestPrefix,
   useTestSchema,
   type SilentServer,
   type TestPrefix,
   type TestSchema,
-  type TsProcess,
 } from '@vouch/testing';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-
-function postgresAt(port: number): string {
-  const u = new URL(TEST_DATABASE_URL);
-  u.hostname = '127.0.0.1';
-  u.port = String(port);
-  u.username = 'vouch';
-  u.password = 's3cret-pw';
-  return u.toString();
-}
 
 // The ledger-critic stands for every queue service: the behaviour lives in the platform's startQueueService and startOrExit.
 describe('the ledger-critic process at start', () => {
@@ -35,7 +26,7 @@ describe('the ledger-critic process at start', () => {
   let schema: TestSchema;
   let silent: SilentServer;
   let env: Record<string, string>;
-  const children: TsProcess[] = [];
+  const children = new TsProcesses();
 
   beforeAll(async () => {
     prefix = await useTestPrefix('ledger_startup');
@@ -44,9 +35,7 @@ describe('the ledger-critic process at start', () => {
     env = { REDIS_URL: TEST_REDIS_URL, DATABASE_URL: TEST_DATABASE_URL, BULLMQ_PREFIX: prefix.prefix, DB_SCHEMA: schema.schema, HTTP_PORT: '0', LOG_LEVEL: 'info', PG_CONNECT_TIMEOUT_MS: '1000' };
   });
   afterEach(async () => {
-    const alive = children.splice(0).filter((c) => c.proc.exitCode === null && c.proc.signalCode === null);
-    for (const c of alive) c.proc.kill('SIGKILL');
-    await Promise.all(alive.map((c) => c.exited));
+    await children.killAll();
   });
   afterAll(async () => {
     await silent?.close();
@@ -55,9 +44,7 @@ describe('the ledger-critic process at start', () => {
   });
 
   const spawnService = (vars: Record<string, string>) => {
-    const child = spawnTsProcess(MAIN, { ...env, ...vars });
-    children.push(child);
-    return child;
+    return children.spawn(MAIN, { ...env, ...vars });
   };
 
   for (const [what, port, mentions] of [
@@ -66,7 +53,7 @@ describe('the ledger-critic process at start', () => {
   ] as const) {
     it(`refuses to start against ${what}: one line naming DATABASE_URL, exit 78`, async () => {
       const p = await port();
-      const child = spawnService({ DATABASE_URL: postgresAt(p) });
+      const child = spawnService({ DATABASE_URL: testPostgresUrlAt(p) });
       expect(await child.exited).toBe(78);
       const lines = child.stderr().trim().split('\n');
       expect(lines, child.stderr()).toHaveLength(1);

@@ -61,6 +61,24 @@ export function spawnTsProcess(script: string, env: Record<string, string> = {},
   };
 }
 
+/** The processes a test file starts, so that none outlives its test: call `killAll` after each. */
+export class TsProcesses {
+  readonly #started: TsProcess[] = [];
+
+  spawn(script: string, env: Record<string, string> = {}, nodeArgs: readonly string[] = []): TsProcess {
+    const child = spawnTsProcess(script, env, nodeArgs);
+    this.#started.push(child);
+    return child;
+  }
+
+  /** SIGKILLs those still running, and waits until they are gone. */
+  async killAll(): Promise<void> {
+    const alive = this.#started.splice(0).filter((c) => c.proc.exitCode === null && c.proc.signalCode === null);
+    for (const c of alive) c.proc.kill('SIGKILL');
+    await Promise.all(alive.map((c) => c.exited));
+  }
+}
+
 /** Polls `probe` until it returns a value other than undefined, or fails naming `what`. */
 export async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, everyMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;

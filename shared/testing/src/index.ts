@@ -4,7 +4,7 @@
  * protocol-faithful Ollama test server, a fake `nvidia-smi` over the real H200
  * captures, and image fixtures.
  */
-export { TEST_DATABASE_URL, TEST_REDIS_URL, uniqueName, useTestPrefix, useTestSchema } from './test-env.js';
+export { TEST_DATABASE_URL, TEST_REDIS_URL, testPostgresUrlAt, uniqueName, useTestPrefix, useTestSchema } from './test-env.js';
 export type { TestPrefix, TestSchema } from './test-env.js';
 
 export { startOllamaTestServer } from './ollama-test-server.js';
@@ -54,7 +54,8 @@ export { scriptedExtractionModel } from './extraction-model.js';
 export { NOT_AN_IMAGE, makeJpeg, makePng, makeWebp } from './images.js';
 export type { ImageColor, ImageSpec } from './images.js';
 
-export { eventually, spawnTsProcess } from './child-process.js';
+export { TsProcesses, eventually, spawnTsProcess } from './child-process.js';
+export { JobFailed, QueueJobs } from './queue-jobs.js';
 export type { TsProcess } from './child-process.js';
 
 export { closedPort, startSilentServer, startTcpProxy } from './tcp-faults.js';

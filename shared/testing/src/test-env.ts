@@ -20,6 +20,20 @@ let sequence = 0;
  *
  * @param label - what the name is for (e.g. the test file); reduced to `[a-z0-9_]`.
  */
+/**
+ * The test Postgres URL at another port of this host (a closed port, a
+ * silent server, a proxy), with a password, so that a test can check that
+ * no message prints it.
+ */
+export function testPostgresUrlAt(port: number): string {
+  const u = new URL(TEST_DATABASE_URL);
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  u.username = 'vouch';
+  u.password = 's3cret-pw';
+  return u.toString();
+}
+
 export function uniqueName(label: string): string {
   sequence += 1;
   // pid + per-process sequence separate parallel test files; the random part

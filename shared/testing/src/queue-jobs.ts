@@ -1,0 +1,57 @@
+import { Queue, QueueEvents, type Job } from 'bullmq';
+import { decodeJobError, type ErrorBody, type JobEnvelope, type QueueName } from '@vouch/contracts';
+import { TEST_REDIS_URL } from './test-env.js';
+
+/** A failed job's typed error, as the gateway would decode it. */
+export class JobFailed extends Error {
+  constructor(
+    readonly body: ErrorBody,
+    readonly job: Job,
+  ) {
+    super(`${body.code}: ${body.message}`);
+  }
+}
+
+/**
+ * Adds jobs to one service queue as the gateway does (an envelope with the
+ * tenant, three attempts) and waits for them: a service's tests without a
+ * gateway in front.
+ */
+export class QueueJobs {
+  readonly queue: Queue<JobEnvelope>;
+  readonly events: QueueEvents;
+  private n = 0;
+
+  constructor(prefix: string, name: QueueName) {
+    this.queue = new Queue<JobEnvelope>(name, { connection: { url: TEST_REDIS_URL }, prefix });
+    this.events = new QueueEvents(name, { connection: { url: TEST_REDIS_URL }, prefix });
+  }
+
+  async ready(): Promise<void> {
+    await this.events.waitUntilReady();
+  }
+
+  add(operation: string, tenant: string, input: unknown, opts: { jobId?: string; attempts?: number } = {}): Promise<Job<JobEnvelope>> {
+    return this.queue.add(operation, { tenant, input }, { jobId: opts.jobId ?? `t${process.pid}-${Date.now()}-${++this.n}`, attempts: opts.attempts ?? 3, backoff: { type: 'fixed', delay: 100 } });
+  }
+
+  /** Runs an operation and returns its result, or throws JobFailed with the typed error. */
+  async run<T = unknown>(operation: string, tenant: string, input: unknown, opts: { jobId?: string; attempts?: number } = {}): Promise<T> {
+    return this.wait<T>(await this.add(operation, tenant, input, opts));
+  }
+
+  async wait<T = unknown>(job: Job<JobEnvelope>, timeoutMs = 20_000): Promise<T> {
+    try {
+      return (await job.waitUntilFinished(this.events, timeoutMs)) as T;
+    } catch {
+      const fresh = (await this.queue.getJob(job.id!))!;
+      if (await fresh.isFailed()) throw new JobFailed(decodeJobError(fresh.failedReason), fresh);
+      throw new Error(`job ${job.id} (${job.name}) did not finish within ${timeoutMs} ms: ${await fresh.getState()}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.events.close();
+    await this.queue.close();
+  }
+}
