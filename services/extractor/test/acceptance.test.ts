@@ -1,9 +1,10 @@
 // The spec's four acceptance tests (WO-05), through the extractor's queue.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metricValue } from '@vouch/testing';
 import { QUEUES, type Artifact, type DerivedExtract, type GrepResult, type MaterializeResult } from '@vouch/contracts';
 import { listEdges, listRereads } from '../src/artifact-store.js';
 import { sha256Hex } from '../src/domain/artifact-identity.js';
-import { QueueJobs, metricValue, oversizedSource, startExtractorUnderTest, type ExtractorUnderTest } from './extractor-test-env.js';
+import { QueueJobs, oversizedSource, startExtractorUnderTest, type ExtractorUnderTest } from './extractor-test-env.js';
 
 type ReadResult = Artifact & { alreadyRecorded: boolean; reread: null | { reason: string; previousRevision: number; previousHash: string | null; superseded: number; justified: true } };
 

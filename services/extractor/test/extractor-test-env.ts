@@ -1,6 +1,5 @@
 import { createLogger, parseConfig } from '@vouch/platform';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
-import type { Registry } from 'prom-client';
 import { extractorEnvSchema, type ExtractorEnv } from '../src/config.js';
 import { startExtractor, type ExtractorOverrides, type RunningExtractor } from '../src/extractor-service.js';
 
@@ -41,14 +40,6 @@ export async function startExtractorUnderTest(label: string, vars: Record<string
 }
 
 export { JobFailed, QueueJobs } from '@vouch/testing';
-
-/** The value of one series in a registry, 0 when absent. */
-export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
-  const values = (metric?.values ?? []) as Array<{ value: number; labels: Record<string, string | number>; metricName?: string }>;
-  const match = values.find((v) => (v.metricName === undefined || v.metricName === name || v.metricName === `${name}_count`) && Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want));
-  return match?.value ?? 0;
-}
 
 /**
  * An oversized source file with exactly one `baudRate` and one `channel`

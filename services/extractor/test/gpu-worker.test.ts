@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES, type Artifact, type DerivedExtract } from '@vouch/contracts';
-import { H200_UUID, OTHER_GPU_UUID, eventually, installFakeNvidiaSmi, scriptedExtractionModel, startOllamaTestServer, useTestPrefix, type FakeNvidiaSmi, type OllamaTestServer, type TestPrefix } from '@vouch/testing';
-import { JobFailed, QueueJobs, metricValue, oversizedSource, startExtractorUnderTest, type ExtractorUnderTest } from './extractor-test-env.js';
+import { H200_UUID, OTHER_GPU_UUID, eventually, installFakeNvidiaSmi, metricValue, scriptedExtractionModel, startOllamaTestServer, useTestPrefix, type FakeNvidiaSmi, type OllamaTestServer, type TestPrefix } from '@vouch/testing';
+import { JobFailed, QueueJobs, oversizedSource, startExtractorUnderTest, type ExtractorUnderTest } from './extractor-test-env.js';
 
 const MODEL = 'extract:7b';
 

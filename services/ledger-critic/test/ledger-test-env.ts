@@ -41,14 +41,6 @@ export function commandsOn(
   return { commands: createLedgerCommands({ pool, metrics, critic, cycleBudget: opts.cycleBudget ?? 3, ...(opts.cache ? { cache: opts.cache } : {}) }), metrics, registry };
 }
 
-/** The value of one series in a registry, 0 when absent. */
-export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
-  const values = (metric?.values ?? []) as Array<{ value: number; labels: Record<string, string | number>; metricName?: string }>;
-  const match = values.find((v) => (v.metricName === undefined || v.metricName === name || v.metricName === `${name}_count`) && Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want));
-  return match?.value ?? 0;
-}
-
 /** The ledger-critic running in this process on its own prefix and schema. */
 export interface LedgerServiceUnderTest {
   service: RunningLedgerCritic;

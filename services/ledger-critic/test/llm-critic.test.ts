@@ -1,5 +1,5 @@
 import type { CritiqueOutcome } from '@vouch/contracts';
-import { startOllamaTestServer, type OllamaTestServer } from '@vouch/testing';
+import { metricValue, startOllamaTestServer, type OllamaTestServer } from '@vouch/testing';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { llmVerdictJsonSchema } from '../src/domain/llm-verdict.js';
@@ -7,7 +7,7 @@ import { loadLedger } from '../src/ledger-store.js';
 import { createLlmCritic } from '../src/llm-critic.js';
 import { createLedgerMetrics } from '../src/metrics.js';
 import { ok } from './drive-ledger.js';
-import { commandsOn, metricValue, useLedgerDatabase, type LedgerDatabase } from './ledger-test-env.js';
+import { commandsOn, useLedgerDatabase, type LedgerDatabase } from './ledger-test-env.js';
 
 const MODEL = 'qwen2.5:7b-instruct';
 const GOAL = 'Back up the orders database and confirm the dump restores';

@@ -1,13 +1,13 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NATIVE_IMAGE_LIMITS } from '@vouch/contracts';
-import { startOllamaTestServer, type OllamaTestServer } from '@vouch/testing';
+import { metricValue, startOllamaTestServer, type OllamaTestServer } from '@vouch/testing';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../../gateway/test/gateway-under-test.js';
 import { OCR_LANG_PATH } from '../src/ocr-pool.js';
 import { makePhoto } from './make-photo.js';
 import { pngHeaderClaiming } from './bad-images.js';
 import { renderText } from './render-text.js';
-import { metricValue, startVisionServiceUnderTest, type VisionServiceUnderTest } from './vision-test-env.js';
+import { startVisionServiceUnderTest, type VisionServiceUnderTest } from './vision-test-env.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked by assertion, not by type
 type Json = any;

@@ -1,4 +1,3 @@
-import type { Registry } from 'prom-client';
 import { createLogger, parseConfig } from '@vouch/platform';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestSchema } from '@vouch/testing';
 import { visionRouterEnvSchema, type VisionRouterEnv } from '../src/config.js';
@@ -43,12 +42,4 @@ export async function startVisionServiceUnderTest(
       await schema.cleanup();
     },
   };
-}
-
-/** The value of one series in a registry, 0 when absent. */
-export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
-  const values = (metric?.values ?? []) as Array<{ value: number; labels: Record<string, string | number>; metricName?: string }>;
-  const match = values.find((v) => (v.metricName === undefined || v.metricName === name || v.metricName === `${name}_count`) && Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want));
-  return match?.value ?? 0;
 }
