@@ -1,6 +1,10 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { SCOPES } from '@vouch/contracts';
+import { repoRoot } from '@vouch/testing';
 
 const KEYS_CLI = fileURLToPath(new URL('../src/cli/keys.ts', import.meta.url));
 const keys = (env: Record<string, string>, ...args: string[]) =>
@@ -12,6 +16,12 @@ describe('npm run keys, as the README writes it', () => {
     const r = keys({ DATABASE_URL: '', DB_SCHEMA: 'Not A Schema' }, 'list');
     expect(r.stderr).toContain('keys: invalid configuration (1 variable):\n  DB_SCHEMA');
     expect(r.status).toBe(78);
+  });
+
+  it('names every scope a key can hold, in the README\'s list of them', () => {
+    const readme = readFileSync(join(repoRoot(), 'README.md'), 'utf8');
+    const listed = /tenant and scopes \(`([^`]+)`\)/.exec(readme)?.[1]?.split(' ');
+    expect(listed).toEqual([...SCOPES]);
   });
 
   it('says where it looked for Postgres and how to start it when nothing answers there', () => {
