@@ -107,12 +107,19 @@ describe('the request body budget', () => {
     const CHUNK = 512 * 1024;
     const body = registerBody(10 * MB);
     const requests = Array.from({ length: SIDE_BY_SIDE }, () => open({ 'transfer-encoding': 'chunked' }));
-    const answers = requests.map(answerOf);
+    const answered: number[] = [];
+    const answers = requests.map(async (req) => {
+      const answer = await answerOf(req);
+      answered.push(answer.status);
+      return answer;
+    });
     const write = (req: ClientRequest, chunk: Buffer) => new Promise<void>((resolve) => req.write(chunk, () => resolve()));
     // Round by round, a chunk to each: counted as they streamed, four bodies
     // of 3.5 MB filled the budget and every one was refused.
     for (let at = 0; at < body.length; at += CHUNK) {
       await Promise.all(requests.map((req) => write(req, body.subarray(at, at + CHUNK))));
+      // After the first round every body is past 64 KiB: decided, one way or the other.
+      if (at === 0) await eventually('three bodies to be refused and one to hold the budget', async () => (answered.length === 3 && (await held()) === budget ? true : undefined), 10_000);
     }
     for (const req of requests) req.end();
     const statuses = (await Promise.all(answers)).map((a) => a.status).sort();
