@@ -1,42 +1,19 @@
 import { createLogger, parseConfig } from '@vouch/platform';
-import { TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
+import { startServiceUnderTest, type ServiceUnderTest } from '@vouch/testing';
 import { extractorEnvSchema, type ExtractorEnv } from '../src/config.js';
 import { startExtractor, type ExtractorOverrides, type RunningExtractor } from '../src/extractor-service.js';
 
-/** The extractor running in this process on its own BullMQ prefix and Postgres schema. */
-export interface ExtractorUnderTest {
-  service: RunningExtractor;
-  env: ExtractorEnv;
-  prefix: string;
-  schema: string;
-  stop(): Promise<void>;
-}
+/** The extractor running in this process on its own BullMQ prefix (or a shared one) and Postgres schema. */
+export type ExtractorUnderTest = ServiceUnderTest<ExtractorEnv, RunningExtractor>;
 
 export async function startExtractorUnderTest(label: string, vars: Record<string, string> = {}, shared?: { prefix: string }, overrides: ExtractorOverrides = {}): Promise<ExtractorUnderTest> {
-  const prefix = shared ? undefined : await useTestPrefix(label);
-  const schema = await useTestSchema(label);
-  const env = parseConfig(extractorEnvSchema, {
-    REDIS_URL: TEST_REDIS_URL,
-    DATABASE_URL: TEST_DATABASE_URL,
-    BULLMQ_PREFIX: shared?.prefix ?? prefix!.prefix,
-    DB_SCHEMA: schema.schema,
-    HTTP_PORT: '0',
-    LOG_LEVEL: 'silent',
-    SHUTDOWN_GRACE_MS: '2000',
-    ...vars,
+  return startServiceUnderTest({
+    label,
+    vars,
+    shared,
+    parse: (v) => parseConfig(extractorEnvSchema, v),
+    start: (env) => startExtractor(env, { logger: createLogger({ service: 'extractor', level: 'silent' }), ...overrides }),
   });
-  const service = await startExtractor(env, { logger: createLogger({ service: 'extractor', level: 'silent' }), ...overrides });
-  return {
-    service,
-    env,
-    prefix: env.BULLMQ_PREFIX,
-    schema: schema.schema,
-    async stop() {
-      await service.stop();
-      await prefix?.cleanup();
-      await schema.cleanup();
-    },
-  };
 }
 
 export { JobFailed, QueueJobs } from '@vouch/testing';

@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { QUEUES } from '@vouch/contracts';
 import { createLogger, createPool, parseConfig, runMigrations, type Pool } from '@vouch/platform';
-import { QueueJobs, TEST_DATABASE_URL, TEST_REDIS_URL, useTestPrefix, useTestSchema } from '@vouch/testing';
+import { QueueJobs, TEST_DATABASE_URL, startServiceUnderTest, useTestSchema, type ServiceUnderTest } from '@vouch/testing';
 import { ledgerCriticEnvSchema, type LedgerCriticEnv } from '../src/config.js';
 import type { LedgerCache } from '../src/ledger-cache.js';
 import { createLedgerCommands, type LedgerCommands } from '../src/ledger-handlers.js';
@@ -41,41 +41,21 @@ export function commandsOn(
   return { commands: createLedgerCommands({ pool, metrics, critic, cycleBudget: opts.cycleBudget ?? 3, ...(opts.cache ? { cache: opts.cache } : {}) }), metrics, registry };
 }
 
-/** The ledger-critic running in this process on its own prefix and schema. */
-export interface LedgerServiceUnderTest {
-  service: RunningLedgerCritic;
-  env: LedgerCriticEnv;
-  prefix: string;
-  schema: string;
-  stop(): Promise<void>;
-}
+/** The ledger-critic running in this process on its own prefix (or a shared one) and schema. */
+export type LedgerServiceUnderTest = ServiceUnderTest<LedgerCriticEnv, RunningLedgerCritic>;
 
 export async function startLedgerServiceUnderTest(label: string, vars: Record<string, string> = {}, shared?: { prefix: string }): Promise<LedgerServiceUnderTest> {
-  const prefix = shared ? undefined : await useTestPrefix(label);
-  const schema = await useTestSchema(label);
-  const env = parseConfig(ledgerCriticEnvSchema, {
-    REDIS_URL: TEST_REDIS_URL,
-    DATABASE_URL: TEST_DATABASE_URL,
-    BULLMQ_PREFIX: shared?.prefix ?? prefix!.prefix,
-    DB_SCHEMA: schema.schema,
-    HTTP_PORT: '0',
-    LOG_LEVEL: 'silent',
-    SHUTDOWN_GRACE_MS: '2000',
-    ...vars,
-  });
-  const service = await startLedgerCritic(env, { logger: createLogger({ service: 'ledger-critic', level: 'silent' }) });
-  await service.serviceWorker.worker.waitUntilReady();
-  return {
-    service,
-    env,
-    prefix: env.BULLMQ_PREFIX,
-    schema: schema.schema,
-    async stop() {
-      await service.stop();
-      await prefix?.cleanup();
-      await schema.cleanup();
+  return startServiceUnderTest({
+    label,
+    vars,
+    shared,
+    parse: (v) => parseConfig(ledgerCriticEnvSchema, v),
+    async start(env) {
+      const service = await startLedgerCritic(env, { logger: createLogger({ service: 'ledger-critic', level: 'silent' }) });
+      await service.serviceWorker.worker.waitUntilReady();
+      return service;
     },
-  };
+  });
 }
 
 export { JobFailed } from '@vouch/testing';

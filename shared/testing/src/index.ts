@@ -56,6 +56,8 @@ export type { ImageColor, ImageSpec } from './images.js';
 
 export { TsProcesses, eventually, spawnTsProcess } from './child-process.js';
 export { JobFailed, QueueJobs } from './queue-jobs.js';
+export { startServiceUnderTest } from './service-under-test.js';
+export type { ServiceUnderTest, ServiceUnderTestOptions } from './service-under-test.js';
 export { metricValue } from './metrics.js';
 export type { MetricsSource } from './metrics.js';
 export type { TsProcess } from './child-process.js';
