@@ -23,7 +23,7 @@ import type { BoardNotifications } from './board-notifications.js';
 import {
   BoardWriteConflict,
   appendEvents,
-  saveSnapshot,
+  saveSnapshotAfterCommit,
   claimExpiry,
   claimableDispatches,
   extendClaim,
@@ -152,7 +152,7 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
           return { result, committed: decision.state, snapshotDue };
         });
         if (committed) cache.remember(key, committed);
-        if (committed && snapshotDue) await snapshot(key, committed);
+        if (committed && snapshotDue) await saveSnapshotAfterCommit(pool, key, committed, deps.logger);
         return result;
       } catch (err) {
         if (!(err instanceof BoardWriteConflict)) throw err;
@@ -160,11 +160,6 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
         await backOff(tries);
       }
     }
-  }
-
-  /** After the commit: the job's write stands whether or not its snapshot is stored. */
-  async function snapshot(key: BoardKey, state: BoardState): Promise<void> {
-    await saveSnapshot(pool, key, state).catch((err: unknown) => deps.logger?.warn({ err, boardId: key.boardId, version: state.version }, 'board snapshot not written; a later write writes one'));
   }
 
   async function load(key: BoardKey): Promise<BoardState | undefined> {

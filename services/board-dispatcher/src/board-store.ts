@@ -1,5 +1,5 @@
 import type { Diagnostic, DiagnosticKind } from '@vouch/contracts';
-import type { Queryable } from '@vouch/platform';
+import type { Logger, Queryable } from '@vouch/platform';
 import { cardOf, parseBoardEvent, type BoardEvent } from './domain/board-events.js';
 import type { DiagnosticFinding } from './domain/diagnose-board.js';
 import { dispatchEffects, dispatchJobId, mayEnableDispatch } from './domain/dispatch-effects.js';
@@ -149,6 +149,14 @@ export async function saveSnapshot(db: Queryable, key: BoardKey, state: BoardSta
      WHERE board_snapshots.version < EXCLUDED.version`,
     [key.tenant, key.boardId, state.version, JSON.stringify(state)],
   );
+}
+
+/**
+ * saveSnapshot for a writer whose write has committed: the write stands
+ * whether or not its snapshot is stored, so a failure is logged, not thrown.
+ */
+export async function saveSnapshotAfterCommit(db: Queryable, key: BoardKey, state: BoardState, logger: Logger | undefined): Promise<void> {
+  await saveSnapshot(db, key, state).catch((err: unknown) => logger?.warn({ err, boardId: key.boardId, version: state.version }, 'board snapshot not written; a later write writes one'));
 }
 
 /**

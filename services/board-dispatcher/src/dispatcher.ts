@@ -15,7 +15,7 @@ import {
   readHead,
   recordDiagnostic,
   resolveDiagnostics,
-  saveSnapshot,
+  saveSnapshotAfterCommit,
   type BoardKey,
   type ExpiredClaim,
   type Fence,
@@ -307,9 +307,7 @@ export class Dispatcher {
   private snapshot(key: BoardKey, state: BoardState): void {
     const id = JSON.stringify([key.tenant, key.boardId]);
     if (this.snapshotting.has(id)) return;
-    const writing = saveSnapshot(this.opts.pool, key, state)
-      .catch((err: unknown) => this.opts.logger.warn({ err, boardId: key.boardId, version: state.version }, 'board snapshot not written; a later write writes one'))
-      .finally(() => this.snapshotting.delete(id));
+    const writing = saveSnapshotAfterCommit(this.opts.pool, key, state, this.opts.logger).finally(() => this.snapshotting.delete(id));
     this.snapshotting.set(id, writing);
   }
 
