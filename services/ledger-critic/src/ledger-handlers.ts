@@ -31,7 +31,7 @@ import {
   type ReviewPlan,
 } from './domain/ledger-commands.js';
 import type { LedgerEvent } from './domain/ledger-events.js';
-import { currentFeatures, currentKeys, extractObservationFeatures, observeEvidence, type ObservationFeatures, type StoredObservation } from './domain/observation-features.js';
+import { currentFeatures, currentKeys, extractObservationFeatures, observeEvidence, type ObservationFeatures, type StoredObservation } from '@vouch/judge';
 import { toLedgerSnapshot, toLedgerView, type LedgerState } from './domain/replay-ledger.js';
 import { renderLedger } from './domain/render-ledger.js';
 import { isClosed } from './domain/terminal-status.js';

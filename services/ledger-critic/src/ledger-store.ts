@@ -1,7 +1,7 @@
 import type { LedgerStatus } from '@vouch/contracts';
 import type { Queryable } from '@vouch/platform';
 import { parseLedgerEvent, type LedgerEvent } from './domain/ledger-events.js';
-import type { ObservationFeatures, StoredObservation } from './domain/observation-features.js';
+import type { ObservationFeatures, StoredObservation } from '@vouch/judge';
 import { applyEvents, type LedgerState } from './domain/replay-ledger.js';
 import { isClosed } from './domain/terminal-status.js';
 import { SNAPSHOT_FORMAT, lacksBaseVersions, upcastSnapshot } from './domain/upcast-snapshot.js';

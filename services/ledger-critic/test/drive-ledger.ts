@@ -1,7 +1,7 @@
 import type { CritiqueOutcome, EvidenceInput, OpenItem, ReviewPolicy } from '@vouch/contracts';
 import { concludeCompletionReview, openLedger, recordEvidence, reviewInMemory, type CompletionReview, type LlmCriticResult } from '../src/domain/ledger-commands.js';
 import type { LedgerEvent } from '../src/domain/ledger-events.js';
-import type { ObservationFeatures } from '../src/domain/observation-features.js';
+import type { ObservationFeatures } from '@vouch/judge';
 import type { LedgerState } from '../src/domain/replay-ledger.js';
 
 /**

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { LedgerViewSchema, ledgerGet, type CritiqueOutcome, type EvidenceInput } from '@vouch/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { draftCompletionReview, findReviewCandidates, reviewInMemory } from '../src/domain/ledger-commands.js';
-import { FEATURES_VERSION, extractObservationFeatures } from '../src/domain/observation-features.js';
+import { FEATURES_VERSION, extractObservationFeatures } from '@vouch/judge';
 import { replayLedger, type LedgerState } from '../src/domain/replay-ledger.js';
 import { SNAPSHOT_FORMAT } from '../src/domain/upcast-snapshot.js';
 import { loadLedger, loadSnapshot, readEvents, readObservationKeys, type LedgerKey } from '../src/ledger-store.js';

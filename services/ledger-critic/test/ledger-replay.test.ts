@@ -7,7 +7,7 @@ import { LedgerStreamError, applyEvent, replayLedger, toLedgerSnapshot, type Led
 import { canTransition } from '../src/domain/terminal-status.js';
 import { deepFreeze } from '../src/ledger-cache.js';
 import { LedgerDriver, llmSays, ok } from './drive-ledger.js';
-import { TASK_DOMAINS } from './task-domains.js';
+import { TASK_DOMAINS } from '@vouch/testing';
 
 function roundTrip<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;

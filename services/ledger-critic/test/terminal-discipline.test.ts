@@ -6,7 +6,7 @@ import { parseLlmVerdict } from '../src/domain/llm-verdict.js';
 import type { CritiqueVerdict } from '../src/domain/rule-critic.js';
 import { statusAfterCritique } from '../src/domain/terminal-status.js';
 import { LedgerDriver, failed, llmSays, ok } from './drive-ledger.js';
-import { TASK_DOMAINS } from './task-domains.js';
+import { TASK_DOMAINS } from '@vouch/testing';
 
 const GOAL = 'Back up the orders database and confirm the dump restores';
 const SUMMARY = 'Dumped orders-db to orders-2025-03-01.sql.gz (2.3 GB). Restored it into orders-restore-test and verified 48,210 rows.';

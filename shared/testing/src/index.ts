@@ -67,3 +67,5 @@ export type { SilentServer, TcpProxy } from './tcp-faults.js';
 
 export { OMIT, inputAsReceived, inputFields, percentEncode, requestFor, sampleValue, sendRequest, unwrapSchema, withField } from './operation-walk.js';
 export type { FieldKind, FieldLocation, FieldPath, InputField, OperationRequest, RawAnswer } from './operation-walk.js';
+export { TASK_DOMAINS } from './task-domains.js';
+export type { TaskDomain } from './task-domains.js';

@@ -9,7 +9,7 @@ import type {
   PriorCritique,
   PriorObjection,
 } from '@vouch/contracts';
-import { claimKey } from './derive-claims.js';
+import { claimKey } from '@vouch/judge';
 import type { LedgerState } from './replay-ledger.js';
 import type { CritiqueVerdict } from './rule-critic.js';
 

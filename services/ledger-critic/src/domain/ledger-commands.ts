@@ -17,11 +17,9 @@ import {
 } from '@vouch/contracts';
 import { combineVerdicts, planLlmCritic, type LlmCriticPlan } from './combine-verdicts.js';
 import { buildCriticPacket, buildCriticPrompt, type CriticPrompt } from './critic-packet.js';
-import { deriveClaims, type DerivedClaim } from './derive-claims.js';
+import { deriveClaims, type DerivedClaim, observeEvidence, type ObservationFeatures, type StoredObservation, candidateSeqs, findCandidates, indexEvidence, judgeCandidates, readEvidenceInMemory, unresolvedFailures, type ClaimCandidates, type EvidenceIndex, type FeaturesBySeq } from '@vouch/judge';
 import type { LedgerEvent } from './ledger-events.js';
 import { checkClaimJudgements, toCritiqueVerdict, type LlmVerdict } from './llm-verdict.js';
-import { observeEvidence, type ObservationFeatures, type StoredObservation } from './observation-features.js';
-import { candidateSeqs, findCandidates, indexEvidence, judgeCandidates, readEvidenceInMemory, unresolvedFailures, type ClaimCandidates, type EvidenceIndex, type FeaturesBySeq } from './reconcile-claims.js';
 import { applyEvents, type LedgerState } from './replay-ledger.js';
 import { ruleCritic, type CritiqueVerdict } from './rule-critic.js';
 import { isClosed, statusAfterCritique } from './terminal-status.js';

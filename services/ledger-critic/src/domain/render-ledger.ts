@@ -1,5 +1,5 @@
 import type { CompletionClaim, CompletionEvidence, EvidenceKind, LedgerSnapshot, LedgerStatus, RenderForm } from '@vouch/contracts';
-import { isPath } from './extract-features.js';
+import { isPath } from '@vouch/judge';
 
 /**
  * Human-facing text of a ledger. The status travels beside the text, never

@@ -1,5 +1,5 @@
 import type { CompletionEvidence, MissingEvidence, OpenItem, UnresolvedItem } from '@vouch/contracts';
-import { claimKey } from './derive-claims.js';
+import { claimKey } from '@vouch/judge';
 
 /**
  * The loops still open after a review: evidence a critique asked for, failed

@@ -1,6 +1,6 @@
 import type { CompletionClaim, CritiqueDecision } from '@vouch/contracts';
 import { openLedger, recordEvidence, reviewInMemory } from '../../src/domain/ledger-commands.js';
-import type { ObservationFeatures } from '../../src/domain/observation-features.js';
+import type { ObservationFeatures } from '@vouch/judge';
 import type { LedgerState } from '../../src/domain/replay-ledger.js';
 import { PATTERNS, type ClaimVerdict, type CriticCase, type Pattern } from './corpus-case.js';
 

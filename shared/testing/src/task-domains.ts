@@ -1,5 +1,6 @@
 import type { EvidenceInput } from '@vouch/contracts';
-import { ok } from './drive-ledger.js';
+/** A successful observation. */
+const ok = (kind: EvidenceInput['kind'], toolName: string, summary: string, extra: Partial<EvidenceInput> = {}): EvidenceInput => ({ kind, toolName, success: true, summary, ...extra });
 
 /**
  * Four unrelated tasks, each with a completion summary and the evidence that

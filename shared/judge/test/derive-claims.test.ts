@@ -1,9 +1,9 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { classifyClaim, deriveClaims, segmentClaims, splitSentences } from '../src/domain/derive-claims.js';
-import { extractFeatures } from '../src/domain/extract-features.js';
-import { TASK_DOMAINS } from './task-domains.js';
+import { classifyClaim, deriveClaims, segmentClaims, splitSentences } from '../src/derive-claims.js';
+import { extractFeatures } from '../src/extract-features.js';
+import { TASK_DOMAINS } from '@vouch/testing';
 
 describe('claim extraction across unrelated task domains', () => {
   for (const domain of TASK_DOMAINS) {
@@ -16,7 +16,7 @@ describe('claim extraction across unrelated task domains', () => {
   }
 
   it('has no branch, list or word that belongs to any of those domains', () => {
-    const dir = join(import.meta.dirname, '../src/domain');
+    const dir = join(import.meta.dirname, '../src');
     const code = readdirSync(dir)
       .filter((f) => f.endsWith('.ts'))
       .map((f) => readFileSync(join(dir, f), 'utf8'))

@@ -1,9 +1,9 @@
 import type { CompletionEvidence, EvidenceInput } from '@vouch/contracts';
 import { describe, expect, it } from 'vitest';
-import { deriveClaims } from '../src/domain/derive-claims.js';
-import { readEvidenceInMemory, reconcileClaims, unresolvedFailures } from '../src/domain/reconcile-claims.js';
-import { failed, ok } from './drive-ledger.js';
-import { TASK_DOMAINS } from './task-domains.js';
+import { deriveClaims } from '../src/derive-claims.js';
+import { readEvidenceInMemory, reconcileClaims, unresolvedFailures } from '../src/reconcile-claims.js';
+import { failed, ok } from './evidence-input.js';
+import { TASK_DOMAINS } from '@vouch/testing';
 
 const AT = '2025-03-01T10:00:00.000Z';
 
