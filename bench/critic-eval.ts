@@ -1,10 +1,16 @@
 /**
- * The rule critic on its evaluation corpus
- * (services/ledger-critic/test/critic-corpus): the confusion matrix of
- * decisions (approve / hold, hold = request_changes or blocked), false
- * approvals, false holds, per-claim verdicts and each pattern of issue 8 in
- * both directions. The held-out part (written after the critic, never tuned
- * on) is reported apart.
+ * The one judge on its evaluation sets:
+ *  - completions (services/ledger-critic/test/critic-corpus): the confusion
+ *    matrix of decisions (approve / hold, hold = request_changes or blocked),
+ *    false approvals, false holds, the `blocked` ends a reviewer expects,
+ *    per-claim verdicts and each pattern in both directions; the tuned
+ *    corpus, the held-out parts and the blind set of issue 16 apart;
+ *  - board cards (services/board-dispatcher/test/verify-corpus): the
+ *    built-in verifier's matrix (verify / hold), false verifications, false
+ *    holds and self-certified verifications;
+ *  - cost: the judge's time per claim (reading the claim, finding and judging
+ *    its candidates) beside the whole rule critic's review per claim, medians
+ *    over every case, in the same run.
  *
  *   npm run bench:critic
  *   npm run bench:critic -- --verbose     (every wrong case with its claims)
@@ -12,15 +18,17 @@
  * Pure: no Redis, Postgres or Ollama; the critic runs as the service plans a
  * review (openLedger, recordEvidence, planCompletionReview).
  */
-import { HELD_OUT_2_CASES, HELD_OUT_CASES, TUNING_CASES } from '../services/ledger-critic/test/critic-corpus/corpus.js';
+import { BOARD_BLIND } from '../services/board-dispatcher/test/verify-corpus/cases-blind.js';
+import { evaluateCards, type CardReport, type CardResult } from '../services/board-dispatcher/test/verify-corpus/evaluate-cards.js';
+import { BLIND_3_CASES, HELD_OUT_2_CASES, HELD_OUT_CASES, TUNING_CASES } from '../services/ledger-critic/test/critic-corpus/corpus.js';
 import type { CriticCase } from '../services/ledger-critic/test/critic-corpus/corpus-case.js';
-import { evaluateCorpus, type CaseResult, type CorpusReport } from '../services/ledger-critic/test/critic-corpus/evaluate-corpus.js';
+import { evaluateCorpus, timeCase, type CaseResult, type CorpusReport } from '../services/ledger-critic/test/critic-corpus/evaluate-corpus.js';
 
 const verbose = process.argv.includes('--verbose');
 const pct = (n: number, d: number): string => (d ? `${((100 * n) / d).toFixed(1)}%` : '-');
 
 function describeCase(r: CaseResult): string {
-  const lines = [`  ${r.case.id} [${r.case.patterns.join(', ')}] expected ${r.case.expect}, got ${r.decision}: ${r.case.why}`];
+  const lines = [`  ${r.case.id} [${r.case.patterns.join(', ')}] expected ${r.case.blocked ? 'blocked' : r.case.expect}, got ${r.decision}: ${r.case.why}`];
   if (verbose) {
     for (const cl of r.allClaims) {
       const named = r.claims.find((x) => x.claim === cl);
@@ -51,6 +59,7 @@ function print(title: string, cases: readonly CriticCase[]): CorpusReport | unde
   console.log(`  accuracy          ${pct(m.approveApprove + m.holdHold, report.cases)}`);
   console.log(`  false approvals   ${report.falseApprovals.length} of ${shouldHold} that should be held (${pct(report.falseApprovals.length, shouldHold)})`);
   console.log(`  false holds       ${report.falseHolds.length} of ${shouldApprove} that should be approved (${pct(report.falseHolds.length, shouldApprove)})`);
+  if (report.blocked.expected) console.log(`  blocked           ${report.blocked.got} of ${report.blocked.expected} that should end blocked`);
   const cv = report.claimVerdicts;
   console.log(`  claim verdicts    ${cv.correct} of ${cv.total} right (${pct(cv.correct, cv.total)}), ${cv.missing} claims not found`);
   console.log('\n  pattern              cases  right   false approvals      false holds');
@@ -62,13 +71,68 @@ function print(title: string, cases: readonly CriticCase[]): CorpusReport | unde
   }
   if (report.falseApprovals.length) console.log(`\n  false approvals:\n${report.falseApprovals.map(describeCase).join('\n')}`);
   if (report.falseHolds.length) console.log(`\n  false holds:\n${report.falseHolds.map(describeCase).join('\n')}`);
+  const missedBlocks = report.blocked.missed.filter((r) => r.got === 'hold');
+  if (missedBlocks.length) console.log(`\n  held, but not as blocked:\n${missedBlocks.map(describeCase).join('\n')}`);
   const wrongClaims = report.results.filter((r) => r.correct && r.claims.some((c) => c.got !== c.expected));
   if (verbose && wrongClaims.length) console.log(`\n  right decision, a claim verdict wrong:\n${wrongClaims.map(describeCase).join('\n')}`);
   return report;
 }
 
-console.log('# bench:critic — the rule critic on its evaluation corpus');
+function describeCard(r: CardResult): string {
+  const lines = [`  ${r.case.id} [${r.case.patterns.join(', ')}] expected ${r.case.expect}, got ${r.got}: ${r.case.why}`];
+  if (verbose) for (const reason of r.reasons) lines.push(`      ${reason}`);
+  return lines.join('\n');
+}
+
+function printCards(title: string, cases: Parameters<typeof evaluateCards>[0]): CardReport {
+  const t0 = performance.now();
+  const report = evaluateCards(cases);
+  const ms = performance.now() - t0;
+  const m = report.matrix;
+  console.log(`\n## ${title}: ${report.cases} cards in ${report.domains} domains (${ms.toFixed(0)} ms)\n`);
+  console.log('                    verifier verifies   verifier holds');
+  console.log(`  should verify     ${String(m.verifyVerify).padStart(17)}   ${String(m.verifyHold).padStart(14)}   (${m.verifyVerify + m.verifyHold})`);
+  console.log(`  should hold       ${String(m.holdVerify).padStart(17)}   ${String(m.holdHold).padStart(14)}   (${m.holdVerify + m.holdHold})`);
+  console.log('');
+  console.log(`  false verifications   ${report.falseVerifications.length} of ${m.holdVerify + m.holdHold}`);
+  console.log(`  false holds           ${report.falseHolds.length} of ${m.verifyVerify + m.verifyHold} (${pct(report.falseHolds.length, m.verifyVerify + m.verifyHold)})`);
+  console.log(`  self-certified        ${report.selfCertified.length} verified on the worker's say-so`);
+  console.log('\n  pattern              cards  right   false verifications   false holds');
+  for (const [name, t] of Object.entries(report.patterns)) {
+    if (!t.cases) continue;
+    console.log(`  ${name.padEnd(20)} ${String(t.cases).padStart(5)}  ${String(t.correct).padStart(5)}   ${String(t.falseVerifications).padStart(19)}   ${String(t.falseHolds).padStart(11)}`);
+  }
+  if (report.falseVerifications.length) console.log(`\n  false verifications:\n${report.falseVerifications.map(describeCard).join('\n')}`);
+  if (report.falseHolds.length) console.log(`\n  false holds:\n${report.falseHolds.map(describeCard).join('\n')}`);
+  return report;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s[Math.floor((s.length - 1) / 2)] as number) : 0;
+}
+
+console.log('# bench:critic — the one judge on its evaluation sets');
 print('corpus (tuned on)', TUNING_CASES);
 // Each held-out part was measured blind once (figures in services/ledger-critic/docs/critic-evaluation.md); fixes to the general faults it showed followed, so these are no longer blind.
 print('held-out 1 (written after the critic; blind run: 3 of 21 false approvals, 8 of 20 false holds)', HELD_OUT_CASES);
 print('held-out 2 (written after the fixes held-out 1 prompted; blind run: 3 of 10 false approvals, 1 of 10 false holds)', HELD_OUT_2_CASES);
+print('blind 3 (issue 16, written before the judge changed; before: see services/ledger-critic/docs/critic-evaluation.md)', BLIND_3_CASES);
+printCards('board cards, blind (issue 16)', BOARD_BLIND);
+
+// Cost: every case once to warm the reader and the lexicon, then each timed three times; medians per claim.
+const all = [...TUNING_CASES, ...HELD_OUT_CASES, ...HELD_OUT_2_CASES, ...BLIND_3_CASES];
+for (const c of all) timeCase(c);
+const judgePerClaim: number[] = [];
+const reviewPerClaim: number[] = [];
+for (let round = 0; round < 3; round++) {
+  for (const c of all) {
+    const t = timeCase(c);
+    if (t.claims === 0) continue;
+    judgePerClaim.push(t.judgeMs / t.claims);
+    reviewPerClaim.push(t.reviewMs / t.claims);
+  }
+}
+console.log(`\n## cost per claim (${all.length} cases × 3, medians)\n`);
+console.log(`  judge (read, find candidates, judge)   ${median(judgePerClaim).toFixed(3)} ms`);
+console.log(`  whole rule-critic review               ${median(reviewPerClaim).toFixed(3)} ms`);

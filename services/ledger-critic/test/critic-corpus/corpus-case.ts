@@ -18,6 +18,13 @@ export const PATTERNS = {
   'clause-inheritance': 'a clause without details of its own, after one with details',
   'fast-wording': 'the fast policy on different phrasings of the same trivial answer',
   baseline: 'a plain case: the evidence shows the claims, or plainly does not',
+  supersession: 'a failed attempt followed by a later successful observation of the same action (or a success that a later failure of the same action overturns)',
+  'agreeing-absence': 'the observation reports an absence the claim also asserts (none found, zero failed, nothing restarted), or reports a presence the claim denies',
+  'action-outcome': 'an action claim whose object, identifiers and outcome are shown though the observation uses another verb or a state field; or the same id in a state that shows it not done',
+  paraphrase: 'the observation says the same thing in other words without a shared identifier, or says a different fact in words that sound alike',
+  'needs-person': 'the latest evidence says the agent cannot go on without a person or a permission (or such a block was lifted and the action then succeeded)',
+  'fast-vague': 'the fast policy, with a summary that does not show the outcome of an action goal (or a question answer, or an action outcome that is named and shown)',
+  'numbers-polarity': 'numbers or polarity differ between claim and observation, or the same number or polarity is written another way',
 } as const;
 export type Pattern = keyof typeof PATTERNS;
 
@@ -39,6 +46,12 @@ export interface CriticCase {
   evidence: EvidenceInput[];
   /** `hold`: request_changes or blocked. */
   expect: 'approve' | 'hold';
+  /**
+   * The reviewer expects the decision `blocked` specifically (the agent needs
+   * a person or a permission), not only a hold. A case with `blocked: true`
+   * has `expect: 'hold'`.
+   */
+  blocked?: boolean;
   /** Claims by a fragment of their text (case-insensitive), with the verdict each deserves. */
   claims: Record<string, ClaimVerdict>;
   /** Why, in one line. */

@@ -1,6 +1,6 @@
 import type { CompletionClaim, CritiqueDecision } from '@vouch/contracts';
 import { openLedger, recordEvidence, reviewInMemory } from '../../src/domain/ledger-commands.js';
-import type { ObservationFeatures } from '@vouch/judge';
+import { deriveClaims, readEvidenceInMemory, reconcileClaims, type ObservationFeatures } from '@vouch/judge';
 import type { LedgerState } from '../../src/domain/replay-ledger.js';
 import { PATTERNS, type ClaimVerdict, type CriticCase, type Pattern } from './corpus-case.js';
 
@@ -27,7 +27,7 @@ function verdictOf(claim: CompletionClaim): ClaimVerdict {
   return claim.status === 'supported' ? 'supported' : 'held';
 }
 
-export function runCase(c: CriticCase): CaseResult {
+function recorded(c: CriticCase): { runId: string; state: LedgerState; observations: ObservationFeatures[] } {
   const runId = `eval-${c.id}`;
   let state: LedgerState = openLedger(undefined, { runId, goal: c.goal, policy: c.policy ?? 'full', cycleBudget: 3, at: AT }).state;
   let observations: ObservationFeatures[] = [];
@@ -37,6 +37,23 @@ export function runCase(c: CriticCase): CaseResult {
     // As the service stores and reads them back (jsonb).
     observations = JSON.parse(JSON.stringify(recorded.observations.map((o) => o.features))) as ObservationFeatures[];
   }
+  return { runId, state, observations };
+}
+
+/** One case timed: the judge alone (derive the claims, find and judge their candidates) and the whole rule-critic review. */
+export function timeCase(c: CriticCase): { claims: number; judgeMs: number; reviewMs: number } {
+  const { runId, state, observations } = recorded(c);
+  const t0 = performance.now();
+  const claims = deriveClaims({ goal: c.goal, summary: c.summary, visibleAnswer: c.visibleAnswer }, { cycle: 1 });
+  reconcileClaims(claims, readEvidenceInMemory(state.evidence, observations), c.policy ?? 'full');
+  const t1 = performance.now();
+  reviewInMemory(state, { runId, proposalId: 'eval', summary: c.summary, visibleAnswer: c.visibleAnswer, openItems: [], at: AT }, { llmConfigured: false }, observations);
+  const t2 = performance.now();
+  return { claims: claims.length, judgeMs: t1 - t0, reviewMs: t2 - t1 };
+}
+
+export function runCase(c: CriticCase): CaseResult {
+  const { runId, state, observations } = recorded(c);
   const plan = reviewInMemory(state, { runId, proposalId: 'eval', summary: c.summary, visibleAnswer: c.visibleAnswer, openItems: [], at: AT }, { llmConfigured: false }, observations);
   if (plan.kind !== 'review') throw new Error(`case ${c.id}: not reviewed`);
   const { rule, claims } = plan.review;
@@ -72,6 +89,8 @@ export interface CorpusReport {
   falseHolds: CaseResult[];
   falseHoldRate: number;
   claimVerdicts: { total: number; correct: number; missing: number };
+  /** Cases a reviewer expects to end `blocked` (the agent needs a person or a permission), and how many did. */
+  blocked: { expected: number; got: number; missed: CaseResult[] };
   patterns: Record<Pattern, PatternTally>;
   results: CaseResult[];
 }
@@ -113,6 +132,11 @@ export function evaluateCorpus(cases: readonly CriticCase[]): CorpusReport {
     falseHolds,
     falseHoldRate: shouldApprove ? falseHolds.length / shouldApprove : 0,
     claimVerdicts: { total, correct, missing },
+    blocked: {
+      expected: results.filter((r) => r.case.blocked).length,
+      got: results.filter((r) => r.case.blocked && r.decision === 'blocked').length,
+      missed: results.filter((r) => r.case.blocked && r.decision !== 'blocked'),
+    },
     patterns,
     results,
   };
