@@ -68,11 +68,12 @@ const quantile = (xs: number[], q: number) => {
 };
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 let jobSeq = 0;
-const caller = () => ({ tenant: TENANT, jobId: `bench-${++jobSeq}` });
+/** A command as the gateway sends it: the acting agent is the key's (actors are keys). */
+const caller = (agent = 'bench') => ({ tenant: TENANT, jobId: `bench-${++jobSeq}`, actor: { agent, keyId: `bench-${agent}` } });
 const policy = { allowSelfVerify: false, maxInFlightPerAssignee: 1, maxFailures: 3, claimTtlSeconds: 60 };
 
 async function createBoard(commands: BoardCommands, boardId: string, cards: number) {
-  await commands.create(caller(), { boardId, title: boardId, goal: '', scope: { kind: 'project', ref: boardId }, owner: 'bench', policy });
+  await commands.create(caller(), { boardId, title: boardId, goal: '', scope: { kind: 'project', ref: boardId }, owner: 'bench', policy, visibility: 'admin' });
   for (let from = 0; from < cards; from += 200) {
     const n = Math.min(200, cards - from);
     await commands.addCards(caller(), {
@@ -108,10 +109,10 @@ async function appends(pool: Pool, commands: BoardCommands) {
 
   await createBoard(commands, 'contended', 16);
   const one = await throughput(WRITERS, SECONDS, async (w) => {
-    await commands.updateCard(caller(), { boardId: 'contended', cardId: `c-${w + 1}`, by: `writer-${w}`, description: `rev ${jobSeq}` });
+    await commands.updateCard(caller(`writer-${w}`), { boardId: 'contended', cardId: `c-${w + 1}`, by: `writer-${w}`, description: `rev ${jobSeq}` });
   });
 
-  for (let b = 0; b < 1000; b++) await commands.create(caller(), { boardId: `spread-${b}`, title: 'spread', goal: '', scope: { kind: 'project', ref: 'spread' }, owner: 'bench', policy });
+  for (let b = 0; b < 1000; b++) await commands.create(caller(), { boardId: `spread-${b}`, title: 'spread', goal: '', scope: { kind: 'project', ref: 'spread' }, owner: 'bench', policy, visibility: 'admin' });
   await Promise.all(
     Array.from({ length: 10 }, async (_, k) => {
       for (let b = k; b < 1000; b += 10) {
@@ -121,7 +122,7 @@ async function appends(pool: Pool, commands: BoardCommands) {
   );
   const many = await throughput(WRITERS, SECONDS, async () => {
     const b = Math.floor(Math.random() * 1000);
-    await commands.updateCard(caller(), { boardId: `spread-${b}`, cardId: 'c-1', by: 'writer', description: `rev ${jobSeq}` });
+    await commands.updateCard(caller('writer'), { boardId: `spread-${b}`, cardId: 'c-1', by: 'writer', description: `rev ${jobSeq}` });
   });
   console.log(`   raw INSERT (baseline)            ${fmt(raw, 0).padStart(7)} /s`);
   console.log(`   one board, contended             ${fmt(one, 0).padStart(7)} /s   ${fmt(one / raw, 2)}× raw`);
@@ -134,7 +135,7 @@ function bigBoard(): BoardEvent[] {
   const at = (k: number) => new Date(Date.parse('2025-03-01T00:00:00.000Z') + k).toISOString();
   let k = 0;
   const batch = new BoardBatch(undefined);
-  batch.emit({ type: 'board_created', at: at(k++), boardId: 'replay', title: 'replay', goal: '', scope: { kind: 'project', ref: 'replay' }, owner: 'bench', policy });
+  batch.emit({ type: 'board_created', at: at(k++), boardId: 'replay', title: 'replay', goal: '', scope: { kind: 'project', ref: 'replay' }, owner: 'bench', policy, visibility: 'admin' });
   for (let c = 1; c <= 1000; c++) {
     batch.emit({
       type: 'card_added',
@@ -235,7 +236,7 @@ async function dispatchLatency(pool: Pool, commands: BoardCommands, schema: stri
   };
 
   // Burst: 1,000 ready cards, each for its own assignee.
-  await commands.create(caller(), { boardId: 'burst', title: 'burst', goal: '', scope: { kind: 'project', ref: 'burst' }, owner: 'bench', policy });
+  await commands.create(caller(), { boardId: 'burst', title: 'burst', goal: '', scope: { kind: 'project', ref: 'burst' }, owner: 'bench', policy, visibility: 'admin' });
   for (let from = 0; from < 1000; from += 200) {
     await commands.addCards(caller(), {
       boardId: 'burst',
@@ -249,13 +250,13 @@ async function dispatchLatency(pool: Pool, commands: BoardCommands, schema: stri
   // Trickle: a backlog of 1,000 ready cards for a busy assignee, and new cards one at a time.
   // Two boards of 501 cards for one assignee with room for one each: 1,000 cards stay ready.
   for (const boardId of ['backlog-1', 'backlog-2']) {
-    await commands.create(caller(), { boardId, title: boardId, goal: '', scope: { kind: 'project', ref: boardId }, owner: 'bench', policy });
+    await commands.create(caller(), { boardId, title: boardId, goal: '', scope: { kind: 'project', ref: boardId }, owner: 'bench', policy, visibility: 'admin' });
     for (let from = 0; from < 501; from += 167) {
       await commands.addCards(caller(), { boardId, by: 'bench', cards: Array.from({ length: 167 }, (_, i) => ({ title: `w${from + i}`, description: '', lane: 'worker' as const, assignee: 'busy', priority: 'normal' as const, dependsOn: [], evidenceRequirements: [] })) });
     }
     await waitDispatched(boardId, 1);
   }
-  await commands.create(caller(), { boardId: 'trickle', title: 'trickle', goal: '', scope: { kind: 'project', ref: 'trickle' }, owner: 'bench', policy });
+  await commands.create(caller(), { boardId: 'trickle', title: 'trickle', goal: '', scope: { kind: 'project', ref: 'trickle' }, owner: 'bench', policy, visibility: 'admin' });
   for (let i = 0; i < 200; i++) {
     await commands.addCards(caller(), { boardId: 'trickle', by: 'bench', cards: [{ title: `t${i}`, description: '', lane: 'worker', assignee: `solo-${i}`, priority: 'normal', dependsOn: [], evidenceRequirements: [] }] });
     await new Promise((r) => setTimeout(r, 10));

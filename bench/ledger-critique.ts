@@ -43,7 +43,7 @@ import { createPool, runMigrations, withTransaction, type Pool } from '@vouch/pl
 import { TEST_DATABASE_URL, useTestSchema } from '@vouch/testing';
 import { concludeCompletionReview, draftCompletionReview, findReviewCandidates, openLedger, planCompletionReview, recordEvidence } from '../services/ledger-critic/src/domain/ledger-commands.js';
 import type { LedgerEvent } from '../services/ledger-critic/src/domain/ledger-events.js';
-import type { StoredObservation } from '../services/ledger-critic/src/domain/observation-features.js';
+import type { StoredObservation } from '@vouch/judge';
 import type { LedgerState } from '../services/ledger-critic/src/domain/replay-ledger.js';
 import { MIGRATIONS_DIR } from '../services/ledger-critic/src/ledger-critic-service.js';
 import { createLedgerCommands } from '../services/ledger-critic/src/ledger-handlers.js';

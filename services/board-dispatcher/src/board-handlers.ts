@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import {
+  BUILTIN_VERIFIER_AGENT,
   ConflictError,
   VouchError,
+  actingAgent,
   boardAddCards,
   boardAttachEvidence,
   boardClaimCard,
@@ -13,10 +15,12 @@ import {
   boardSubmitCard,
   boardSynthesize,
   boardUpdateCard,
+  requireActor,
+  type Actor,
   type BoardSummary,
   type Diagnostic,
 } from '@vouch/contracts';
-import { handle, withTransaction, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
+import { handle, withTransaction, type HandlerContext, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
 import type { z } from 'zod';
 import { BoardCache, loadCommitted } from './board-cache.js';
 import type { BoardNotifications } from './board-notifications.js';
@@ -44,6 +48,7 @@ import {
   findCard,
   noBoard,
   requireClaim,
+  requireClaimHolder,
   reviewCard,
   reviewableCard,
   submitCard,
@@ -54,8 +59,8 @@ import { completionWithoutEvidenceFinding, unknownCardFinding } from './domain/d
 import { byUrgency, renderBoardText } from './domain/render-board.js';
 import { countByStatus, publicCard, type BoardState } from './domain/replay-board.js';
 import { synthesizeBoard } from './domain/synthesize-board.js';
-import { ruleVerify } from './domain/verify-card.js';
-import type { LlmVerifier } from './llm-verifier.js';
+import { quotesCouldHelp, ruleVerify, supportByQuotes } from './domain/verify-card.js';
+import type { LlmOpinion, LlmVerifier } from './llm-verifier.js';
 
 /**
  * The board operations. A write locks the board's head, brings the state up
@@ -69,6 +74,12 @@ export interface BoardCaller {
   tenant: string;
   /** The job id: the same request across BullMQ re-runs. */
   jobId: string;
+  /**
+   * Who acts: the agent of the caller's API key (the job envelope's actor).
+   * A body that names an agent (`by`, a claim's `assignee`, `reviewer`) must
+   * name this one; the events record this one.
+   */
+  actor: Actor;
 }
 
 export interface BoardCommandDeps {
@@ -87,9 +98,11 @@ export interface BoardCommandDeps {
 
 type Input<Op extends { input: z.ZodType }> = z.output<Op['input']>;
 type Output<Op extends { output: z.ZodType }> = z.output<Op['output']>;
+/** board.create's input; an in-process caller may leave visibility out, as the operation's default does (admin). */
+type CreateInput = Omit<Input<typeof boardCreate>, 'visibility'> & Partial<Pick<Input<typeof boardCreate>, 'visibility'>>;
 
 export interface BoardCommands {
-  create(caller: BoardCaller, input: Input<typeof boardCreate>): Promise<Output<typeof boardCreate>>;
+  create(caller: Pick<BoardCaller, 'tenant' | 'jobId'>, input: CreateInput): Promise<Output<typeof boardCreate>>;
   addCards(caller: BoardCaller, input: Input<typeof boardAddCards>): Promise<Output<typeof boardAddCards>>;
   updateCard(caller: BoardCaller, input: Input<typeof boardUpdateCard>): Promise<Output<typeof boardUpdateCard>>;
   attachEvidence(caller: BoardCaller, input: Input<typeof boardAttachEvidence>): Promise<Output<typeof boardAttachEvidence>>;
@@ -117,6 +130,7 @@ export function boardSummary(state: BoardState): BoardSummary {
     goal: state.goal,
     scope: state.scope,
     owner: state.owner,
+    visibility: state.visibility,
     status: state.status,
     policy: state.policy,
     version: state.version,
@@ -207,27 +221,29 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
       const key = { tenant: caller.tenant, boardId: input.boardId };
       let alreadyCreated = false;
       return write(key, { jobId: caller.jobId, operation: boardCreate.name }, (state) => {
-        const d = createBoard(state, { boardId: input.boardId, title: input.title, goal: input.goal, scope: input.scope, owner: input.owner, policy: input.policy, at: now() });
+        const d = createBoard(state, { boardId: input.boardId, title: input.title, goal: input.goal, scope: input.scope, owner: input.owner, policy: input.policy, visibility: input.visibility, at: now() });
         alreadyCreated = d.alreadyCreated;
         return { ...d, result: (s) => ({ ...boardSummary(s), alreadyCreated }) };
       });
     },
 
     async addCards(caller, input) {
+      const by = actingAgent(caller.actor, 'by', input.by);
       const key = { tenant: caller.tenant, boardId: input.boardId };
       return diagnosed(key, boardAddCards.name, () =>
         write(key, { jobId: caller.jobId, operation: boardAddCards.name }, (state) => {
-          const d = addCards(state, input.boardId, { by: input.by, cards: input.cards, splitFrom: input.splitFrom, reason: input.reason, at: now() });
+          const d = addCards(state, input.boardId, { by, cards: input.cards, splitFrom: input.splitFrom, reason: input.reason, at: now() });
           return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, cards: d.added }) };
         }),
       );
     },
 
     async updateCard(caller, input) {
+      const by = actingAgent(caller.actor, 'by', input.by);
       const key = { tenant: caller.tenant, boardId: input.boardId };
       return diagnosed(key, boardUpdateCard.name, () =>
         write(key, { jobId: caller.jobId, operation: boardUpdateCard.name }, (state) => {
-          const d = updateCard(state, input.boardId, { ...input, at: now() });
+          const d = updateCard(state, input.boardId, { ...input, by, at: now() });
           const id = findCard(d.state, input.cardId)!.id;
           return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, card: cardOut(s, id) }) };
         }),
@@ -235,10 +251,11 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
     },
 
     async attachEvidence(caller, input) {
+      const by = actingAgent(caller.actor, 'by', input.by);
       const key = { tenant: caller.tenant, boardId: input.boardId };
       return diagnosed(key, boardAttachEvidence.name, () =>
         write(key, { jobId: caller.jobId, operation: boardAttachEvidence.name }, (state) => {
-          const d = attachEvidence(state, input.boardId, { cardId: input.cardId, by: input.by, items: input.items, at: now() });
+          const d = attachEvidence(state, input.boardId, { cardId: input.cardId, by, items: input.items, at: now() });
           const id = findCard(d.state, input.cardId)!.id;
           return { ...d, result: (s) => ({ boardId: input.boardId, cardId: id, version: s.version, attached: d.attached.map((e) => ({ id: e })), evidenceCount: s.cards[id]!.evidence.length }) };
         }),
@@ -248,15 +265,17 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
     async claimCard(caller, input, signal) {
       const prior = await findProcessedJob(pool, caller.tenant, caller.jobId);
       if (prior !== undefined) return prior as Output<typeof boardClaimCard>;
-      await touchConsumer(pool, caller.tenant, input.assignee);
+      // A worker claims only the work dispatched to its own key's agent: claiming as another is a 403 before anything is touched.
+      const assignee = actingAgent(caller.actor, 'assignee', input.assignee, 'claim');
+      await touchConsumer(pool, caller.tenant, assignee);
       const deadline = Date.now() + input.waitSeconds * 1000;
       for (;;) {
-        for (const candidate of await claimableDispatches(pool, caller.tenant, input.assignee, input.boardId)) {
+        for (const candidate of await claimableDispatches(pool, caller.tenant, assignee, input.boardId)) {
           const key = { tenant: caller.tenant, boardId: candidate.boardId };
           const claimToken = newClaimToken();
           try {
             const claimed = await write(key, { jobId: caller.jobId, operation: boardClaimCard.name }, (state) => {
-              const d = claimCard(state, candidate.boardId, { cardId: candidate.cardId, attempt: candidate.attempt, claimToken, by: input.assignee, at: now() });
+              const d = claimCard(state, candidate.boardId, { cardId: candidate.cardId, attempt: candidate.attempt, claimToken, by: assignee, at: now() });
               return {
                 ...d,
                 result: (s) => ({
@@ -279,7 +298,7 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
         }
         const left = deadline - Date.now();
         if (left <= 0 || signal?.aborted) return { claimed: false };
-        if (deps.notifications) await deps.notifications.waitForDispatch(caller.tenant, input.assignee, Math.min(left, deps.claimPollMs), signal);
+        if (deps.notifications) await deps.notifications.waitForDispatch(caller.tenant, assignee, Math.min(left, deps.claimPollMs), signal);
         else await new Promise((r) => setTimeout(r, Math.min(left, deps.claimPollMs)));
       }
     },
@@ -288,7 +307,7 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
       const key = { tenant: caller.tenant, boardId: input.boardId };
       return diagnosed(key, boardHeartbeat.name, async () => {
         const state = await load(key);
-        const card = requireClaim(state, input.boardId, input.cardId, input.claimToken, 'heartbeating');
+        const card = requireClaimHolder(requireClaim(state, input.boardId, input.cardId, input.claimToken, 'heartbeating'), caller.actor.agent, 'heartbeat');
         const leaseExpiresAt = await extendClaim(pool, key, card.id, input.claimToken, state!.policy.claimTtlSeconds);
         if (!leaseExpiresAt) {
           // The claim ended between the read and the extension: answer from the board as it is now.
@@ -303,7 +322,7 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
       const key = { tenant: caller.tenant, boardId: input.boardId };
       return diagnosed(key, boardSubmitCard.name, () =>
         write(key, { jobId: caller.jobId, operation: boardSubmitCard.name }, (state) => {
-          const d = submitCard(state, input.boardId, { cardId: input.cardId, claimToken: input.claimToken, outcome: input.outcome, summary: input.summary, evidence: input.evidence, at: now() });
+          const d = submitCard(state, input.boardId, { cardId: input.cardId, claimToken: input.claimToken, by: caller.actor.agent, outcome: input.outcome, summary: input.summary, evidence: input.evidence, at: now() });
           const id = findCard(d.state, input.cardId)!.id;
           return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, card: cardOut(s, id) }) };
         }),
@@ -311,11 +330,12 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
     },
 
     async reviewCard(caller, input) {
+      const reviewer = actingAgent(caller.actor, 'reviewer', input.reviewer, 'review');
       const key = { tenant: caller.tenant, boardId: input.boardId };
       return diagnosed(key, boardReviewCard.name, async () => {
         if (input.decision !== 'auto') {
           return write(key, { jobId: caller.jobId, operation: boardReviewCard.name }, (state) => {
-            const d = reviewCard(state, input.boardId, { cardId: input.cardId, reviewer: input.reviewer, decision: input.decision as 'approve' | 'request_changes', missing: input.missing, notes: input.notes, at: now() });
+            const d = reviewCard(state, input.boardId, { cardId: input.cardId, reviewer, decision: input.decision as 'approve' | 'request_changes', missing: input.missing, notes: input.notes, at: now() });
             const id = findCard(d.state, input.cardId)!.id;
             const reasons = input.decision === 'approve' ? ruleVerify(d.state.cards[id]!).reasons : input.missing.map((m) => `missing: ${m}`);
             return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, card: cardOut(s, id), decision: input.decision as 'approve' | 'request_changes', reasons }) };
@@ -325,20 +345,28 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
         const prior = await findProcessedJob(pool, caller.tenant, caller.jobId);
         if (prior !== undefined) return prior as Output<typeof boardReviewCard>;
         const state = await load(key);
-        const { card, rule } = reviewableCard(state, input.boardId, { cardId: input.cardId, reviewer: 'builtin-verifier', decision: 'request_changes' });
-        const llm = rule.decision === 'approve' ? await deps.verifier.review(card) : { ran: false, note: 'the rule check requested changes: the LLM was not asked (it may not approve what the rules reject)' };
-        const decision = rule.decision === 'approve' && llm.decision !== 'request_changes' ? 'approve' : 'request_changes';
-        const missing = rule.decision !== 'approve' ? rule.missing : decision === 'request_changes' ? (llm.missing?.length ? llm.missing : (llm.reasons ?? ['the verifier model asked for more evidence'])) : [];
-        const reasons = [...rule.reasons, ...(llm.reasons ?? []).map((r) => `LLM verifier: ${r}`), ...(llm.note ? [llm.note] : [])];
+        // The submitter's own key asking the verifier is no independent review either: refused before the verifier runs.
+        const { card, rule } = reviewableCard(state, input.boardId, { cardId: input.cardId, reviewer: BUILTIN_VERIFIER_AGENT, requestedBy: reviewer, decision: 'request_changes' });
+        // The model is asked when the rules approve (it may object) or when nothing contradicts what they could not see (it may
+        // show a requirement with a quote the judge checks); a contradicted requirement is never argued away.
+        const asked = rule.decision === 'approve' || (deps.verifier.configured && quotesCouldHelp(rule));
+        const llm: LlmOpinion = asked ? await deps.verifier.review(card) : { ran: false, note: deps.verifier.configured ? 'the evidence contradicts a requirement: the LLM was not asked (no quote outweighs a contradiction)' : 'OLLAMA_HOST is not set: the rule check decided alone' };
+        const floor = supportByQuotes(card, rule, llm.requirements ?? []);
+        const decision = floor.decision === 'approve' && llm.decision !== 'request_changes' ? 'approve' : 'request_changes';
+        const missing = floor.decision !== 'approve' ? floor.missing : decision === 'request_changes' ? (llm.missing?.length ? llm.missing : (llm.reasons ?? ['the verifier model asked for more evidence'])) : [];
+        const reasons = [...floor.reasons, ...(llm.reasons ?? []).map((r) => `LLM verifier: ${r}`), ...(llm.note ? [llm.note] : [])];
         return write(key, { jobId: caller.jobId, operation: boardReviewCard.name }, (current) => {
           const d = reviewCard(current, input.boardId, {
             cardId: card.id,
-            reviewer: 'builtin-verifier',
+            reviewer: BUILTIN_VERIFIER_AGENT,
+            requestedBy: reviewer,
             decision,
             missing,
-            notes: input.notes || `built-in verifier, asked by ${input.reviewer}`,
+            notes: input.notes || `built-in verifier, asked by ${reviewer}`,
+            ...(llm.requirements?.length ? { quotes: llm.requirements } : {}),
             verifier: {
               rule: { decision: rule.decision, reasons: rule.reasons },
+              ...(floor.judgement !== rule.judgement ? { afterQuotes: { decision: floor.decision, reasons: floor.reasons } } : {}),
               llm: { ran: llm.ran, ...(llm.model ? { model: llm.model } : {}), ...(llm.decision ? { decision: llm.decision } : {}), ...(llm.note ? { note: llm.note } : {}) },
             },
             at: now(),
@@ -389,19 +417,21 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
 
     async synthesize(caller, input) {
       const state = await read(caller.tenant, input.boardId);
-      return { boardId: input.boardId, ...synthesizeBoard(state) };
+      return { boardId: input.boardId, ...synthesizeBoard(state, input.form) };
     },
   };
 }
 
 /** One handler per board operation, over the commands. */
 export function boardHandlers(commands: BoardCommands): OperationHandler[] {
-  const caller = (ctx: { tenant: string; job: { id?: string | undefined } }): BoardCaller => {
+  const job = (ctx: { tenant: string; job: { id?: string | undefined } }): Pick<BoardCaller, 'tenant' | 'jobId'> => {
     if (!ctx.job.id) throw new Error('a board job has no id');
     return { tenant: ctx.tenant, jobId: ctx.job.id };
   };
+  /** A write that acts as an agent: the key's, from the job envelope; a job without one is refused. */
+  const caller = (ctx: HandlerContext): BoardCaller => ({ ...job(ctx), actor: requireActor(ctx.actor, ctx.job.name) });
   return [
-    handle(boardCreate, (input, ctx) => commands.create(caller(ctx), input)),
+    handle(boardCreate, (input, ctx) => commands.create(job(ctx), input)),
     handle(boardAddCards, (input, ctx) => commands.addCards(caller(ctx), input)),
     handle(boardUpdateCard, (input, ctx) => commands.updateCard(caller(ctx), input)),
     handle(boardAttachEvidence, (input, ctx) => commands.attachEvidence(caller(ctx), input)),

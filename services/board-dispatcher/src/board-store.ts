@@ -3,7 +3,8 @@ import type { Logger, Queryable } from '@vouch/platform';
 import { cardOf, parseBoardEvent, type BoardEvent } from './domain/board-events.js';
 import type { DiagnosticFinding } from './domain/diagnose-board.js';
 import { dispatchEffects, dispatchJobId, mayEnableDispatch } from './domain/dispatch-effects.js';
-import { applyEvents, deepFreeze, type BoardState } from './domain/replay-board.js';
+import { applyEvents, type BoardState } from './domain/replay-board.js';
+import { upcastSnapshot } from './domain/upcast-snapshot.js';
 
 /**
  * Postgres I/O of the board, and nothing else: the event stream, its head,
@@ -96,7 +97,7 @@ export async function readHead(db: Queryable, key: BoardKey, opts: { lock?: bool
 
 export async function loadSnapshot(db: Queryable, key: BoardKey): Promise<BoardState | undefined> {
   const { rows } = await db.query<{ state: BoardState }>(`SELECT state FROM board_snapshots WHERE tenant = $1 AND board_id = $2`, [key.tenant, key.boardId]);
-  return rows[0] ? deepFreeze(rows[0].state) : undefined;
+  return rows[0] ? upcastSnapshot(rows[0].state) : undefined;
 }
 
 /** The board's events after `afterVersion`, oldest first, each validated. */

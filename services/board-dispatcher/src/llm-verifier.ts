@@ -1,14 +1,17 @@
 import { Ollama } from 'ollama';
 import { z } from 'zod';
-import { redactUrl, type Logger } from '@vouch/platform';
+import { classifyOllamaFailure, describeOllamaFailure, redactUrl, type Logger, type OllamaStage } from '@vouch/platform';
 import type { CardState } from './domain/replay-board.js';
 
 /**
  * The built-in verifier's optional second opinion: one structured-output
- * chat call to Ollama, asked only after the rule check approved. It may turn
- * an approval into a request for changes, never the reverse. It never
+ * chat call to Ollama. It may turn an approval into a request for changes,
+ * and it may show a requirement the rules did not see, but only by quoting
+ * an evidence item's own words, which the judge checks (verify-card.ts). It never
  * throws: a timeout, an error or an answer off the schema leaves the rule
- * result standing, with a note saying why.
+ * result standing, with a note saying why. The note reaches the review's
+ * answer, so it names what happened in public words only; the host and the
+ * driver's message go to the log.
  */
 export interface LlmOpinion {
   ran: boolean;
@@ -16,7 +19,17 @@ export interface LlmOpinion {
   decision?: 'approve' | 'request_changes';
   reasons?: string[];
   missing?: string[];
+  /** Per requirement: whether the model finds it shown, and by which item's own words. */
+  requirements?: RequirementQuote[];
   note?: string;
+}
+
+/** The model's word on one requirement: shown by an item, in a quote of it. The judge checks the quote before it counts. */
+export interface RequirementQuote {
+  requirementId: string;
+  shown: boolean;
+  evidenceId?: string | undefined;
+  quote?: string | undefined;
 }
 
 export interface LlmVerifier {
@@ -29,12 +42,19 @@ const VerdictSchema = z.object({
   decision: z.enum(['approve', 'request_changes']),
   reasons: z.array(z.string()).max(20),
   missing: z.array(z.string()).max(20).default([]),
+  requirements: z
+    .array(z.object({ requirementId: z.string().max(40), shown: z.boolean(), evidenceId: z.string().max(40).optional(), quote: z.string().max(500).optional() }))
+    .max(50)
+    .default([]),
 });
 
 export function verifierPrompt(card: CardState): { system: string; user: string } {
   const system =
     'You verify one work card. Decide from the evidence only. approve only when the evidence shows every requirement was met; ' +
-    'otherwise request_changes and list, in missing, each piece of evidence still needed. Answer JSON {"decision","reasons","missing"}.';
+    'otherwise request_changes and list, in missing, each piece of evidence still needed. For each requirement (or "title" when none is stated), say in requirements ' +
+    'whether an evidence item shows it, naming the item (evidenceId) and quoting its exact words (quote) that carry the requirement\'s identifiers and numbers. ' +
+    'A quote that is not in the item, or leaves them out, does not count. What the worker says it covers is not evidence. ' +
+    'Answer JSON {"decision","reasons","missing","requirements":[{"requirementId","shown","evidenceId","quote"}]}.';
   const user = [
     `Card ${card.id}: ${card.title}`,
     card.description && `Description: ${card.description}`,
@@ -55,6 +75,8 @@ export function createLlmVerifier(opts: { host: string | undefined; model: strin
     return { configured: false, model, review: async () => ({ ran: false, note: 'OLLAMA_HOST is not set: the rule check decided alone' }) };
   }
   const safeHost = redactUrl(host).replace(/\/$/, '');
+  const stage: OllamaStage = { role: 'verifier model', model, timeoutMs, timeoutVariable: 'BOARD_VERIFIER_TIMEOUT_MS', modelVariable: 'BOARD_VERIFIER_MODEL' };
+  const standing = (what: string) => `${what}: the rule result stands`;
   return {
     configured: true,
     model,
@@ -73,21 +95,24 @@ export function createLlmVerifier(opts: { host: string | undefined; model: strin
           stream: false,
           options: { temperature: 0 },
         });
+        const content = (response as { message?: { content?: unknown } } | undefined)?.message?.content;
+        if (typeof content !== 'string') {
+          opts.logger?.warn({ card: card.id, model, ollama: safeHost }, 'LLM verifier answer has no message content');
+          return { ran: true, model, note: standing(describeOllamaFailure({ kind: 'malformed' }, stage)) };
+        }
         let json: unknown;
         try {
-          json = JSON.parse(response.message.content);
+          json = JSON.parse(content);
         } catch {
-          return { ran: true, model, note: 'the verifier model answered with something other than JSON: the rule result stands' };
+          return { ran: true, model, note: standing('the verifier model answered with something other than JSON') };
         }
         const verdict = VerdictSchema.safeParse(json);
-        if (!verdict.success) return { ran: true, model, note: 'the verifier model\'s answer did not fit the verdict schema: the rule result stands' };
-        return { ran: true, model, decision: verdict.data.decision, reasons: verdict.data.reasons, missing: verdict.data.missing };
+        if (!verdict.success) return { ran: true, model, note: standing('the verifier model\'s answer did not fit the verdict schema') };
+        return { ran: true, model, decision: verdict.data.decision, reasons: verdict.data.reasons, missing: verdict.data.missing, requirements: verdict.data.requirements };
       } catch (err) {
-        const note = deadline.aborted
-          ? `the verifier model did not answer within ${timeoutMs} ms (BOARD_VERIFIER_TIMEOUT_MS): the rule result stands`
-          : `could not get an answer from Ollama at ${safeHost} (${err instanceof Error ? err.message : String(err)}): the rule result stands`;
-        opts.logger?.warn({ err, card: card.id }, 'LLM verifier failed');
-        return { ran: true, model, note };
+        const failure = classifyOllamaFailure(err, { timedOut: deadline.aborted });
+        opts.logger?.warn({ err, card: card.id, model, ollama: safeHost, failure: failure.kind }, 'LLM verifier failed; the rule result stands');
+        return { ran: true, model, note: standing(describeOllamaFailure(failure, stage)) };
       }
     },
   };

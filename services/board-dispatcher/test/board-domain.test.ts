@@ -1,4 +1,4 @@
-import { BadInputError, ConflictError, NotFoundError } from '@vouch/contracts';
+import { BadInputError, ConflictError, ForbiddenError, NotFoundError } from '@vouch/contracts';
 import { describe, expect, it } from 'vitest';
 import { parseBoardEvent, type BoardEvent } from '../src/domain/board-events.js';
 import { CARD_TRANSITIONS, describeAllowed } from '../src/domain/card-transitions.js';
@@ -174,26 +174,56 @@ describe('evidence and verification', () => {
     expect(error.fields).toEqual([{ path: 'evidence', message: 'no evidence: a completion needs at least one piece' }]);
     expect(error.details).toMatchObject({ diagnostic: 'completion_without_evidence' });
     expect(JSON.stringify(b.board)).toBe(before);
-    // And a replayed stream with a verification but no evidence is refused as corrupt.
-    expect(ruleVerify(b.card('c-1'))).toMatchObject({ decision: 'request_changes', reasons: ['card c-1 has no evidence: nothing shows the work was done'] });
+  });
+
+  it('replay refuses a stored stream that verifies a card without evidence', () => {
+    const b = new BoardDriver();
+    b.create({ allowSelfVerify: true });
+    b.add([{ title: 'Check the uplink', assignee: 'worker-1' }]);
+    b.work('c-1', 'uplink is fine');
+    b.review('c-1', 'worker-1', 'approve');
+    expect(replayBoard(b.events)!.cards['c-1']).toMatchObject({ status: 'verified', evidence: [{ id: 'e-1' }] });
+    // The same stream with its evidence event cut out (a bad write, or a hand-edited log), renumbered so nothing else is wrong with it.
+    const withoutEvidence = b.events.filter((e) => e.type !== 'evidence_attached').map((e, i) => ({ ...e, seq: i + 1 }));
+    const reviewed = withoutEvidence.find((e) => e.type === 'card_reviewed')!;
+    expect(reviewed).toMatchObject({ seq: 6, to: 'verified' });
+    const error = thrown(() => replayBoard(withoutEvidence));
+    expect(error).toBeInstanceOf(BoardStreamError);
+    expect(error.message).toBe('board board-1: card c-1 is verified at seq 6 without evidence');
+    // Applied on top of a snapshot taken before the review, the verification is refused the same way.
+    const beforeReview = replayBoard(withoutEvidence.slice(0, 5));
+    expect(beforeReview!.cards['c-1']).toMatchObject({ status: 'submitted', evidence: [] });
+    expect(() => applyEvents(roundTrip(beforeReview), [reviewed])).toThrow('board board-1: card c-1 is verified at seq 6 without evidence');
   });
 
   it('worker completion attaches evidence, and the card waits in review', () => {
     const b = twoCardBoard();
     b.work('c-1', 'listed 12 routers');
     expect(b.card('c-1')).toMatchObject({ status: 'submitted', submittedBy: 'worker-1', submission: 'listed 12 routers' });
-    expect(b.card('c-1').evidence).toEqual([{ id: 'e-1', kind: 'tool_result', ref: 'call-c-1', summary: 'output of c-1', covers: ['r1'], attachedBy: 'worker-1', at: expect.any(String) }]);
+    expect(b.card('c-1').evidence).toEqual([{ id: 'e-1', kind: 'tool_result', ref: 'call-c-1', summary: 'the inventory output', covers: ['r1'], attachedBy: 'worker-1', at: expect.any(String) }]);
   });
 
-  it('a worker cannot verify its own card unless the policy allows it', () => {
+  it('a worker cannot review its own card in any way (approve, request changes, ask the built-in verifier) unless the policy allows it', () => {
     const b = twoCardBoard();
     b.work('c-1');
+    const before = JSON.stringify(b.board);
     const error = thrown(() => b.review('c-1', 'worker-1', 'approve'));
-    expect(error).toBeInstanceOf(ConflictError);
-    expect(error.message).toMatch(/^worker-1 submitted card c-1 and may not verify it/);
+    expect(error).toBeInstanceOf(ForbiddenError);
+    expect(error.httpStatus).toBe(403);
+    expect(error.message).toBe(
+      "worker-1 submitted card c-1 and may not review it: the board's policy does not allow self-verification. Another agent's key must ask (approve, request_changes, or auto for the built-in verifier)",
+    );
+    expect(thrown(() => b.review('c-1', 'worker-1', 'request_changes', ['more'])).message).toMatch(/^worker-1 submitted card c-1 and may not review it/);
+    const auto = thrown(() => b.review('c-1', 'builtin-verifier', 'request_changes', ['more'], '', 'worker-1'));
+    expect(auto).toBeInstanceOf(ForbiddenError);
+    expect(auto.message).toMatch(/^worker-1 submitted card c-1 and may not ask the built-in verifier about it: .* Another agent's key must ask/);
+    expect(JSON.stringify(b.board)).toBe(before);
+    // Another agent's key asking the verifier is recorded as its request.
+    b.review('c-1', 'builtin-verifier', 'approve', [], '', 'verifier-1');
+    expect(b.card('c-1').lastReview).toMatchObject({ reviewer: 'builtin-verifier', requestedBy: 'verifier-1', decision: 'approve' });
     const lax = new BoardDriver();
     lax.create({ allowSelfVerify: true });
-    lax.add([{ title: 'T', assignee: 'worker-1' }]);
+    lax.add([{ title: 'Tag release v1.2', assignee: 'worker-1' }]);
     lax.work('c-1');
     lax.review('c-1', 'worker-1', 'approve');
     expect(lax.card('c-1').status).toBe('verified');
@@ -208,10 +238,13 @@ describe('evidence and verification', () => {
     b.submit('c-1', token, 'dumped', [{ kind: 'file', ref: 'orders.sql.gz', summary: 'orders.sql.gz, dump file size 2.3 GB', covers: ['r1'] }]);
     const error = thrown(() => b.review('c-1', 'verifier-1', 'approve'));
     expect(error.message).toBe(
-      'card c-1 cannot be verified: requirement r2 (a checksum of the dump) is not covered by any evidence. Request changes naming what is missing, or attach the evidence first',
+      'card c-1 cannot be verified: requirement r2 (a checksum of the dump) is not shown by the evidence: no recorded observation is about this claim. Request changes naming what is missing, or attach the evidence first',
     );
     b.attach('c-1', [{ kind: 'tool_result', summary: 'sha256 checksum of the dump: 9f2c...', ref: 'call-9' }]);
-    expect(ruleVerify(b.card('c-1'))).toMatchObject({ decision: 'approve', reasons: ['requirement r1 is covered by e-1', 'requirement r2 is covered by e-2'] });
+    expect(ruleVerify(b.card('c-1'))).toMatchObject({
+      decision: 'approve',
+      reasons: ['requirement r1 (the dump file size) is shown by e-1: "dump file size 2.3 GB"', 'requirement r2 (a checksum of the dump) is shown by e-2: "sha256 checksum of the dump: 9f2c"'],
+    });
   });
 
   it('verifier request_changes keeps the card open and names the missing evidence', () => {
@@ -259,6 +292,19 @@ describe('the dispatcher decision', () => {
     }
     expect(b.card('c-1')).toMatchObject({ status: 'blocked', blockReason: 'repeated_failures', failures: 3, attempt: 3 });
     expect(b.events.filter((e) => e.type === 'card_failed').map((e) => (e as { to: string }).to)).toEqual(['ready', 'ready', 'blocked']);
+  });
+
+  it('only the claim holder\'s key submits: another agent with the token is a 403, and nothing changes', () => {
+    const b = twoCardBoard();
+    b.dispatch();
+    const token = b.claim('c-1');
+    const before = JSON.stringify(b.board);
+    const error = thrown(() => b.submit('c-1', token, 'done', [{ kind: 'message', summary: 'all good' }], 'completed', 'worker-2'));
+    expect(error).toBeInstanceOf(ForbiddenError);
+    expect(error.message).toBe("worker-1 holds the claim on card c-1, and this key acts as agent worker-2: submit with worker-1's own key");
+    expect(JSON.stringify(b.board)).toBe(before);
+    b.submit('c-1', token, 'done', [{ kind: 'message', summary: 'all good' }]);
+    expect(b.card('c-1')).toMatchObject({ status: 'submitted', submittedBy: 'worker-1' });
   });
 
   it('a stale claim token is a 409 that says to claim new work', () => {
@@ -353,7 +399,8 @@ describe('show and synthesize', () => {
       { cardId: 'c-3', title: 'Email the owners', status: 'blocked', reason: 'blocked (awaiting_input)' },
       { cardId: 'c-2', title: 'Summarise outdated firmware', status: 'submitted', reason: 'submitted, not yet verified' },
     ]);
-    expect(s.text).toContain('- List the routers and their firmware: Listed 12 routers; 3 on firmware 1.2 [evidence e-1]');
+    expect(s.form).toBe('admin');
+    expect(s.text).toContain('- c-1 List the routers and their firmware: Listed 12 routers; 3 on firmware 1.2 [evidence e-1 (call-c-1)]');
     expect(s.text).not.toContain('All routers are current');
     expect(s.text).toContain('Not verified (do not present these as done):\n- c-3 Email the owners: blocked (awaiting_input)\n- c-2 Summarise outdated firmware: submitted, not yet verified');
   });

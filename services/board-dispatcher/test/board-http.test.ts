@@ -14,11 +14,13 @@ describe('the board over HTTP through the real gateway', () => {
   let svc: BoardServiceUnderTest;
   let key: string;
   let other: string;
+  /** Actors are keys: each agent of the run (planner, workers, verifier) calls with its own key. */
+  const as = (agent: string) => gw.agentKey('acme', agent);
 
   beforeAll(async () => {
     gw = await startGatewayUnderTest('board_http');
     svc = await startBoardServiceUnderTest('board_http', {}, { prefix: gw.prefix });
-    key = await gw.createKey('acme');
+    key = await as('planner');
     other = await gw.createKey('globex');
   });
   afterAll(async () => {
@@ -47,33 +49,37 @@ describe('the board over HTTP through the real gateway', () => {
     });
     expect(added).toMatchObject({ status: 200, body: { version: 3, cards: [{ key: 'list', id: 'c-1', status: 'ready' }, { key: 'report', id: 'c-2', status: 'todo' }] } });
 
-    const claim = await call('/v1/board-claims', { json: { assignee: 'worker-1', waitSeconds: 10 } });
+    const worker1 = await as('worker-1');
+    const claim = await call('/v1/board-claims', { key: worker1, json: { waitSeconds: 10 } });
     expect(claim).toMatchObject({ status: 200, body: { claimed: true, boardId: BOARD, attempt: 1, leaseSeconds: 120, card: { id: 'c-1', status: 'running' } } });
     const token = claim.body.claimToken as string;
     expect(token).toMatch(/^ct_/);
 
-    const beat = await call(`/v1/boards/${BOARD}/cards/c-1/heartbeat`, { json: { claimToken: token } });
+    const beat = await call(`/v1/boards/${BOARD}/cards/c-1/heartbeat`, { key: worker1, json: { claimToken: token } });
     expect(beat).toMatchObject({ status: 200, body: { cardId: 'c-1', status: 'running' } });
     expect(Date.parse(beat.body.leaseExpiresAt)).toBeGreaterThan(Date.now());
 
     const submitted = await call(`/v1/boards/${BOARD}/cards/c-1/submission`, {
+      key: worker1,
       json: { claimToken: token, summary: 'Listed 12 routers; 3 run firmware 1.2', evidence: [{ kind: 'tool_result', ref: 'call-17', summary: 'inventory: 12 routers, 3 on firmware 1.2', covers: ['r1'] }] },
     });
     expect(submitted).toMatchObject({ status: 200, body: { card: { status: 'submitted', submittedBy: 'worker-1', evidence: [{ id: 'e-1' }] } } });
 
-    const selfReview = await call(`/v1/boards/${BOARD}/cards/c-1/review`, { json: { reviewer: 'worker-1', decision: 'approve' } });
-    expect(selfReview.status).toBe(409);
-    expect(selfReview.body.detail).toMatch(/^worker-1 submitted card c-1 and may not verify it/);
+    const selfReview = await call(`/v1/boards/${BOARD}/cards/c-1/review`, { key: worker1, json: { decision: 'approve' } });
+    expect(selfReview.status).toBe(403);
+    expect(selfReview.body.detail).toMatch(/^worker-1 submitted card c-1 and may not review it/);
 
-    const reviewed = await call(`/v1/boards/${BOARD}/cards/c-1/review`, { json: { reviewer: 'verifier-1', decision: 'auto' } });
+    const verifier = await as('verifier-1');
+    const reviewed = await call(`/v1/boards/${BOARD}/cards/c-1/review`, { key: verifier, json: { reviewer: 'verifier-1', decision: 'auto' } });
     expect(reviewed).toMatchObject({ status: 200, body: { decision: 'approve', card: { status: 'verified' } } });
-    expect(reviewed.body.reasons).toEqual(['requirement r1 is covered by e-1', 'OLLAMA_HOST is not set: the rule check decided alone']);
+    expect(reviewed.body.reasons).toEqual(['requirement r1 (the inventory output) is shown by e-1: "inventory: 12 routers"', 'OLLAMA_HOST is not set: the rule check decided alone']);
 
     // c-2 became ready when c-1 was verified; the dispatcher gives it to worker-2.
-    const second = await call('/v1/board-claims', { json: { assignee: 'worker-2', boardId: BOARD, waitSeconds: 10 } });
+    const worker2 = await as('worker-2');
+    const second = await call('/v1/board-claims', { key: worker2, json: { boardId: BOARD, waitSeconds: 10 } });
     expect(second.body).toMatchObject({ claimed: true, card: { id: 'c-2' } });
-    await call(`/v1/boards/${BOARD}/cards/c-2/submission`, { json: { claimToken: second.body.claimToken, summary: 'c-4 and c-9 run 1.2', evidence: [{ kind: 'message', summary: 'routers c-4 and c-9 are on 1.2' }] } });
-    const changes = await call(`/v1/boards/${BOARD}/cards/c-2/review`, { json: { reviewer: 'verifier-1', decision: 'request_changes', missing: ['the third outdated router'] } });
+    await call(`/v1/boards/${BOARD}/cards/c-2/submission`, { key: worker2, json: { claimToken: second.body.claimToken, summary: 'c-4 and c-9 run 1.2', evidence: [{ kind: 'message', summary: 'routers c-4 and c-9 are on 1.2' }] } });
+    const changes = await call(`/v1/boards/${BOARD}/cards/c-2/review`, { key: verifier, json: { decision: 'request_changes', missing: ['the third outdated router'] } });
     expect(changes.body).toMatchObject({ decision: 'request_changes', card: { status: 'changes_requested', lastReview: { missing: ['the third outdated router'] } } });
 
     const shown = await call(`/v1/boards/${BOARD}`);
@@ -98,7 +104,7 @@ describe('the board over HTTP through the real gateway', () => {
     const before = await version();
     const events = (await readEvents(svc.service.pool, { tenant: 'acme', boardId: BOARD })).length;
 
-    const unknown = await call(`/v1/boards/${BOARD}/cards/c-21/evidence`, { json: { by: 'worker-1', items: [{ kind: 'message', summary: 'done' }] } });
+    const unknown = await call(`/v1/boards/${BOARD}/cards/c-21/evidence`, { json: { items: [{ kind: 'message', summary: 'done' }] } });
     expect(unknown.status).toBe(404);
     expect(unknown.body.detail).toBe(`board "${BOARD}" has no card "c-21" (cardId): did you mean c-2, c-1, list? List the cards with board.show.`);
 
@@ -106,7 +112,7 @@ describe('the board over HTTP through the real gateway', () => {
     expect(cycle.status).toBe(400);
     expect(cycle.body.fields).toEqual([{ path: 'cards.0.dependsOn', message: 'cycle c-3 (a) → c-4 (b) → c-3 (a)' }]);
 
-    const empty = await call(`/v1/boards/${BOARD}/cards/c-2/evidence`, { json: { by: 'worker-2', items: [{ kind: 'tool_result', summary: '   ' }] } });
+    const empty = await call(`/v1/boards/${BOARD}/cards/c-2/evidence`, { json: { items: [{ kind: 'tool_result', summary: '   ' }] } });
     expect(empty.status).toBe(400);
     expect(empty.body.fields[0]).toMatchObject({ path: 'items.0.summary' });
     expect(empty.body.fields[0].message).toMatch(/evidence without content is not evidence/);
@@ -122,14 +128,14 @@ describe('the board over HTTP through the real gateway', () => {
     const foreign = await call(`/v1/boards/${BOARD}`, { key: other });
     expect(foreign.status).toBe(404);
     expect(foreign.body.detail).toBe(`no board "${BOARD}": create it with board.create first (board ids are per tenant)`);
-    const foreignWrite = await call(`/v1/boards/${BOARD}/cards/c-1/evidence`, { key: other, json: { by: 'x', items: [{ kind: 'message', summary: 'hi' }] } });
+    const foreignWrite = await call(`/v1/boards/${BOARD}/cards/c-1/evidence`, { key: other, json: { items: [{ kind: 'message', summary: 'hi' }] } });
     expect(foreignWrite.status).toBe(404);
 
     expect(await version()).toBe(before);
     expect(await readEvents(svc.service.pool, { tenant: 'acme', boardId: BOARD })).toHaveLength(events);
 
     // The hallucinated id is on record, deduplicated, with the closest ids.
-    await call(`/v1/boards/${BOARD}/cards/c-21/evidence`, { json: { by: 'worker-1', items: [{ kind: 'message', summary: 'done' }] } });
+    await call(`/v1/boards/${BOARD}/cards/c-21/evidence`, { json: { items: [{ kind: 'message', summary: 'done' }] } });
     const diagnostics = await call(`/v1/boards/${BOARD}/diagnostics`);
     expect(diagnostics.status).toBe(200);
     expect(diagnostics.body.diagnostics).toContainEqual(
@@ -139,7 +145,7 @@ describe('the board over HTTP through the real gateway', () => {
   });
 
   it('a claim with nothing to do waits, then answers claimed: false', async () => {
-    const res = await call('/v1/board-claims', { json: { assignee: 'idle-worker', waitSeconds: 1 } });
+    const res = await call('/v1/board-claims', { key: await as('idle-worker'), json: { waitSeconds: 1 } });
     expect(res).toMatchObject({ status: 200, body: { claimed: false } });
   });
 
@@ -151,7 +157,7 @@ describe('the board over HTTP through the real gateway', () => {
     const work = new Queue('board-work.acme.worker-9', { connection: { url: svc.env.REDIS_URL }, prefix: svc.prefix });
     try {
       await eventually('the dispatch job', async () => ((await work.getJob(`${BOARD}.c-3.1`)) ? true : undefined));
-      const claimed = await call('/v1/board-claims', { json: { assignee: 'worker-9', waitSeconds: 5 } });
+      const claimed = await call('/v1/board-claims', { key: await as('worker-9'), json: { waitSeconds: 5 } });
       expect(claimed.body).toMatchObject({ claimed: true, card: { id: 'c-3' } });
       await eventually('the job to leave the queue', async () => ((await work.getJob(`${BOARD}.c-3.1`)) ? undefined : true));
     } finally {

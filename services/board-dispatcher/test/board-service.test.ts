@@ -1,4 +1,4 @@
-import { eventually } from '@vouch/testing';
+import { eventually, testActor } from '@vouch/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listDiagnostics, readEvents } from '../src/board-store.js';
 import { startBoardServiceUnderTest, type BoardServiceUnderTest } from './board-test-env.js';
@@ -11,7 +11,8 @@ import { startBoardServiceUnderTest, type BoardServiceUnderTest } from './board-
 describe('the board service: claim leases and stored diagnostics', () => {
   let svc: BoardServiceUnderTest;
   let n = 0;
-  const caller = () => ({ tenant: 'acme', jobId: `svc-${++n}` });
+  /** A command as the gateway would send it, from `agent`'s key. */
+  const caller = (agent = 'planner') => ({ tenant: 'acme', jobId: `svc-${++n}`, actor: testActor(agent) });
 
   beforeAll(async () => {
     svc = await startBoardServiceUnderTest('board_svc', { BOARD_STRANDED_AFTER_MS: '300', BOARD_CONSUMER_TTL_MS: '1000' });
@@ -40,10 +41,10 @@ describe('the board service: claim leases and stored diagnostics', () => {
   it('a claim that stops heartbeating returns the card to ready after its lease, is diagnosed as ghost running, and is dispatched again', async () => {
     await create('ghost', { claimTtlSeconds: 5 });
     await add('ghost', [{ title: 'flaky work', assignee: 'w-ghost' }]);
-    const claim = await svc.service.commands.claimCard(caller(), { assignee: 'w-ghost', waitSeconds: 10 });
+    const claim = await svc.service.commands.claimCard(caller('w-ghost'), { assignee: 'w-ghost', waitSeconds: 10 });
     expect(claim).toMatchObject({ claimed: true, attempt: 1 });
     // Heartbeats keep it: one now, then silence.
-    await svc.service.commands.heartbeat(caller(), { boardId: 'ghost', cardId: 'c-1', claimToken: claim.claimToken! });
+    await svc.service.commands.heartbeat(caller('w-ghost'), { boardId: 'ghost', cardId: 'c-1', claimToken: claim.claimToken! });
     const again = await eventually(
       'the card dispatched again',
       async () => {
@@ -59,8 +60,8 @@ describe('the board service: claim leases and stored diagnostics', () => {
     expect(await diagnostics('ghost')).toContainEqual(expect.objectContaining({ kind: 'ghost_running', subject: 'c-1', severity: 'warning', count: 1 }));
 
     // The stale token is refused; a new claim resolves the ghost diagnostic.
-    await expect(svc.service.commands.heartbeat(caller(), { boardId: 'ghost', cardId: 'c-1', claimToken: claim.claimToken! })).rejects.toThrow(/no longer holds card c-1/);
-    await svc.service.commands.claimCard(caller(), { assignee: 'w-ghost', waitSeconds: 5 });
+    await expect(svc.service.commands.heartbeat(caller('w-ghost'), { boardId: 'ghost', cardId: 'c-1', claimToken: claim.claimToken! })).rejects.toThrow(/no longer holds card c-1/);
+    await svc.service.commands.claimCard(caller('w-ghost'), { assignee: 'w-ghost', waitSeconds: 5 });
     await eventually('the ghost diagnostic resolved', async () => ((await diagnostics('ghost')).some((d) => d.kind === 'ghost_running') ? undefined : true), 20_000);
     expect(await diagnostics('ghost', true)).toContainEqual(expect.objectContaining({ kind: 'ghost_running', resolvedAt: expect.any(String) }));
   });
@@ -88,14 +89,14 @@ describe('the board service: claim leases and stored diagnostics', () => {
     expect((await diagnostics('stuck')).filter((d) => d.kind === 'stranded_ready')).toHaveLength(1);
 
     // A worker shows up: the card is claimed, and stranded resolves. Its completion without evidence is refused and counted.
-    const claim = await svc.service.commands.claimCard(caller(), { assignee: 'w-absent', waitSeconds: 5 });
+    const claim = await svc.service.commands.claimCard(caller('w-absent'), { assignee: 'w-absent', waitSeconds: 5 });
     for (let i = 0; i < 2; i++) {
-      await expect(svc.service.commands.submitCard(caller(), { boardId: 'stuck', cardId: 'c-1', claimToken: claim.claimToken!, outcome: 'completed', summary: 'done', evidence: [] })).rejects.toThrow(
+      await expect(svc.service.commands.submitCard(caller('w-absent'), { boardId: 'stuck', cardId: 'c-1', claimToken: claim.claimToken!, outcome: 'completed', summary: 'done', evidence: [] })).rejects.toThrow(
         /cannot be submitted as completed without evidence/,
       );
     }
     expect(await diagnostics('stuck')).toContainEqual(expect.objectContaining({ kind: 'completion_without_evidence', subject: 'c-1', count: 2 }));
-    await svc.service.commands.submitCard(caller(), { boardId: 'stuck', cardId: 'c-1', claimToken: claim.claimToken!, outcome: 'completed', summary: 'done', evidence: [{ kind: 'message', summary: 'the owner confirmed it is done' }] });
+    await svc.service.commands.submitCard(caller('w-absent'), { boardId: 'stuck', cardId: 'c-1', claimToken: claim.claimToken!, outcome: 'completed', summary: 'done', evidence: [{ kind: 'message', summary: 'the owner confirmed it is done' }] });
     await svc.service.commands.updateCard(caller(), { boardId: 'stuck', cardId: 'c-3', by: 'planner', status: 'cancelled' });
     await eventually(
       'the conditions resolved',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '@vouch/testing';
+import { eventually, testActor } from '@vouch/testing';
 import { SNAPSHOT_EVERY, loadBoard, loadSnapshot, readEvents, readHead, saveSnapshot } from '../src/board-store.js';
 import { replayBoard } from '../src/domain/replay-board.js';
 import { startBoardServiceUnderTest, type BoardServiceUnderTest } from './board-test-env.js';
@@ -12,7 +12,7 @@ import { startBoardServiceUnderTest, type BoardServiceUnderTest } from './board-
 describe('board snapshots', () => {
   let svc: BoardServiceUnderTest;
   let jobs = 0;
-  const caller = () => ({ tenant: 'acme', jobId: `snap-${++jobs}` });
+  const caller = () => ({ tenant: 'acme', jobId: `snap-${++jobs}`, actor: testActor('planner') });
   const policy = { allowSelfVerify: false, maxInFlightPerAssignee: 1, maxFailures: 3, claimTtlSeconds: 60 };
   const cards = (n: number, from: number) =>
     Array.from({ length: n }, (_, i) => ({ title: `card ${from + i}`, description: '', lane: 'worker' as const, assignee: `agent-${from + i}`, priority: 'normal' as const, dependsOn: [], evidenceRequirements: [] }));

@@ -22,7 +22,7 @@ describe('the completion critic sees the bound board', () => {
     gw = await startGatewayUnderTest('critic_board');
     board = await startBoardServiceUnderTest('critic_board', {}, { prefix: gw.prefix });
     ledger = await startLedgerServiceUnderTest('critic_board', {}, { prefix: gw.prefix });
-    key = await gw.createKey('acme');
+    key = await gw.agentKey('acme', 'planner');
   });
   afterAll(async () => {
     await ledger?.stop();
@@ -30,8 +30,9 @@ describe('the completion critic sees the bound board', () => {
     await gw?.stop();
   });
 
-  const call = async (path: string, json?: unknown) => {
-    const res = await gw.fetch(path, { key, ...(json !== undefined ? { json } : {}) });
+  /** Calls as the planner, or as `agent` with its own key (actors are keys). */
+  const call = async (path: string, json?: unknown, agent?: string) => {
+    const res = await gw.fetch(path, { key: agent ? await gw.agentKey('acme', agent) : key, ...(json !== undefined ? { json } : {}) });
     return { status: res.status, body: (await res.json()) as Json };
   };
   const propose = async (runId: string, summary: string) => {
@@ -66,9 +67,9 @@ describe('the completion critic sees the bound board', () => {
     ]);
 
     // Finish the board: c-1 verified, c-2 cancelled. The next review sees no open card.
-    const claim = await call('/v1/board-claims', { assignee: 'worker-1', waitSeconds: 10 });
-    await call(`/v1/boards/${boardId}/cards/c-1/submission`, { claimToken: claim.body.claimToken, summary: 'listed 12 routers', evidence: [{ kind: 'file', ref: 'fleet.csv', summary: '12 routers listed' }] });
-    await call(`/v1/boards/${boardId}/cards/c-1/review`, { reviewer: 'verifier-1', decision: 'auto' });
+    const claim = await call('/v1/board-claims', { waitSeconds: 10 }, 'worker-1');
+    await call(`/v1/boards/${boardId}/cards/c-1/submission`, { claimToken: claim.body.claimToken, summary: 'listed 12 routers', evidence: [{ kind: 'file', ref: 'fleet.csv', summary: '12 routers listed' }] }, 'worker-1');
+    await call(`/v1/boards/${boardId}/cards/c-1/review`, { decision: 'auto' }, 'verifier-1');
     await call(`/v1/boards/${boardId}/cards/c-2/changes`, { by: 'planner', status: 'cancelled', reason: 'owners will be emailed in another run' });
     const second = await propose(runId, 'Listed 12 routers in fleet.csv.');
     expect(second).toMatchObject({ decision: 'approve', completed: true });

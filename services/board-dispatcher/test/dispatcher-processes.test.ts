@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { createPool, runMigrations, type Pool } from '@vouch/platform';
-import { TEST_DATABASE_URL, TEST_REDIS_URL, eventually, spawnTsProcess, useTestPrefix, useTestSchema, type TestPrefix, type TestSchema, type TsProcess } from '@vouch/testing';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, eventually, spawnTsProcess, testActor, useTestPrefix, useTestSchema, type TestPrefix, type TestSchema, type TsProcess } from '@vouch/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBoardCommands, type BoardCommands } from '../src/board-handlers.js';
 import { MIGRATIONS_DIR } from '../src/board-dispatcher-service.js';
@@ -77,7 +77,7 @@ describe('board-dispatcher processes sharing one lease', () => {
     return child;
   };
 
-  const caller = () => ({ tenant: TENANT, jobId: `test-${process.pid}-${++jobSeq}` });
+  const caller = () => ({ tenant: TENANT, jobId: `test-${process.pid}-${++jobSeq}`, actor: testActor('planner') });
 
   /** A fresh board whose cards are all ready at once, each for its own assignee. */
   const boardWith = async (cards: number) => {

@@ -50,7 +50,7 @@ export class BoardDriver {
     return decision;
   }
 
-  create(policy: Partial<BoardState['policy']> = {}) {
+  create(policy: Partial<BoardState['policy']> = {}, visibility: BoardState['visibility'] = 'admin') {
     return this.take(
       createBoard(this.state, {
         boardId: this.boardId,
@@ -59,6 +59,7 @@ export class BoardDriver {
         scope: { kind: 'run', ref: 'run-1' },
         owner: 'planner',
         policy: { allowSelfVerify: false, maxInFlightPerAssignee: 1, maxFailures: 3, claimTtlSeconds: 60, ...policy },
+        visibility,
         at: this.now(),
       }),
     );
@@ -86,25 +87,32 @@ export class BoardDriver {
     return token;
   }
 
-  submit(cardId: string, token: string, summary: string, evidence: BoardEvidenceInput[] = [], outcome: 'completed' | 'failed' = 'completed') {
-    return this.take(submitCard(this.state, this.boardId, { cardId, claimToken: token, outcome, summary, evidence, at: this.now() }));
+  /** Submits as `by`, the claim holder's agent unless a test names another key's. */
+  submit(cardId: string, token: string, summary: string, evidence: BoardEvidenceInput[] = [], outcome: 'completed' | 'failed' = 'completed', by = this.state?.cards[cardId]?.claim?.by ?? 'nobody') {
+    return this.take(submitCard(this.state, this.boardId, { cardId, claimToken: token, by, outcome, summary, evidence, at: this.now() }));
   }
 
   expire(cardId: string) {
     return this.take(expireClaim(this.board, { cardId, claimToken: this.card(cardId).claim!.token, at: this.now() }));
   }
 
-  review(cardId: string, reviewer: string, decision: 'approve' | 'request_changes', missing: string[] = [], notes = '') {
-    return this.take(reviewCard(this.state, this.boardId, { cardId, reviewer, decision, missing, notes, at: this.now() }));
+  review(cardId: string, reviewer: string, decision: 'approve' | 'request_changes', missing: string[] = [], notes = '', requestedBy?: string) {
+    return this.take(reviewCard(this.state, this.boardId, { cardId, reviewer, requestedBy, decision, missing, notes, at: this.now() }));
   }
 
-  /** Dispatches, claims and submits a card with one piece of evidence covering its requirements. */
+  /** Dispatches, claims and submits a card with one piece of evidence whose content shows its requirements (or, with none, its title). */
   work(cardId: string, summary = `did ${cardId}`) {
     this.dispatch();
     const token = this.claim(cardId);
-    const covers = this.card(cardId).evidenceRequirements.map((r) => r.id);
-    return this.submit(cardId, token, summary, [{ kind: 'tool_result', ref: `call-${cardId}`, summary: `output of ${cardId}`, ...(covers.length ? { covers } : {}) }]);
+    return this.submit(cardId, token, summary, [showingEvidence(this.card(cardId))]);
   }
+}
+
+/** A tool result whose content states each of the card's requirements (or, with none, that its title is done). */
+export function showingEvidence(card: Pick<CardState, 'id' | 'title' | 'evidenceRequirements'>): BoardEvidenceInput {
+  const requirements = card.evidenceRequirements;
+  const shown = requirements.length ? requirements.map((r) => r.text).join('; ') : `${card.title}: completed`;
+  return { kind: 'tool_result', ref: `call-${card.id}`, summary: shown, ...(requirements.length ? { covers: requirements.map((r) => r.id) } : {}) };
 }
 
 export function thrown(fn: () => unknown): Error & { httpStatus?: number; details?: Record<string, unknown>; fields?: Array<{ path: string; message: string }> } {

@@ -1,4 +1,4 @@
-import { startOllamaTestServer, type OllamaTestServer } from '@vouch/testing';
+import { startOllamaTestServer, testActor, type OllamaTestServer } from '@vouch/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startBoardServiceUnderTest, type BoardServiceUnderTest } from './board-test-env.js';
 import { BoardDriver } from './drive-board.js';
@@ -30,10 +30,10 @@ describe('the LLM second opinion', () => {
     ollama.reply({ json: { decision: 'request_changes', reasons: ['no checksum'], missing: ['a checksum of the dump'] } });
     const verifier = createLlmVerifier({ host: ollama.url, model: MODEL, timeoutMs: 5_000 });
     const card = submittedCard();
-    await expect(verifier.review(card)).resolves.toEqual({ ran: true, model: MODEL, decision: 'request_changes', reasons: ['no checksum'], missing: ['a checksum of the dump'] });
+    await expect(verifier.review(card)).resolves.toEqual({ ran: true, model: MODEL, decision: 'request_changes', reasons: ['no checksum'], missing: ['a checksum of the dump'], requirements: [] });
     expect(ollama.calls).toHaveLength(1);
     expect(verifierPrompt(card).user).toContain('- r1: the dump file and its size');
-    expect(verifierPrompt(card).user).toContain('- e-1 [tool_result call-c-1] output of c-1 (covers r1)');
+    expect(verifierPrompt(card).user).toContain('- e-1 [tool_result call-c-1] the dump file and its size (covers r1)');
   });
 
   it('a timeout or an answer off the schema leaves the rule result, and says why', async () => {
@@ -60,7 +60,7 @@ describe('review with decision auto, with an Ollama configured', () => {
   let ollama: OllamaTestServer;
   let svc: BoardServiceUnderTest;
   let n = 0;
-  const caller = () => ({ tenant: 'acme', jobId: `llm-${++n}` });
+  const caller = (agent = 'planner') => ({ tenant: 'acme', jobId: `llm-${++n}`, actor: testActor(agent) });
 
   beforeAll(async () => {
     ollama = await startOllamaTestServer({ models: [{ name: MODEL, capabilities: ['completion'] }] });
@@ -82,9 +82,9 @@ describe('review with decision auto, with an Ollama configured', () => {
       by: 'planner',
       cards: [{ title: 'Dump the orders db', description: '', lane: 'worker', assignee: worker, priority: 'normal', dependsOn: [], evidenceRequirements: ['a checksum of the dump'] }],
     });
-    const claim = await svc.service.commands.claimCard(caller(), { assignee: worker, boardId: 'llm', waitSeconds: 10 });
+    const claim = await svc.service.commands.claimCard(caller(worker), { boardId: 'llm', waitSeconds: 10 });
     expect(claim.card?.id).toBe(cards[0]!.id);
-    await svc.service.commands.submitCard(caller(), {
+    lastEvidence = await svc.service.commands.submitCard(caller(worker), {
       boardId: 'llm',
       cardId: cards[0]!.id,
       claimToken: claim.claimToken!,
@@ -94,20 +94,61 @@ describe('review with decision auto, with an Ollama configured', () => {
     });
     return cards[0]!.id;
   };
-  const review = (cardId: string) => svc.service.commands.reviewCard(caller(), { boardId: 'llm', cardId, reviewer: 'verifier-1', decision: 'auto', missing: [], notes: '' });
+  /** The id of the evidence the last submitted card carries (ids are the board's: e-1, e-2, … across its cards). */
+  let lastEvidence: { card: { evidence: Array<{ id: string }> } } | undefined;
+  const evidenceId = (): string => lastEvidence!.card.evidence[0]!.id;
+  const review = (cardId: string) => svc.service.commands.reviewCard(caller('verifier-1'), { boardId: 'llm', cardId, decision: 'auto', missing: [], notes: '' });
 
   it('the model may turn an approval into a request for changes', async () => {
     ollama.reply({ json: { decision: 'request_changes', reasons: ['the checksum is not compared with anything'], missing: ['the checksum of the restored copy'] } });
     const out = await review(await submitted(true));
     expect(out).toMatchObject({ decision: 'request_changes', card: { status: 'changes_requested', lastReview: { reviewer: 'builtin-verifier', missing: ['the checksum of the restored copy'] } } });
-    expect(out.card.lastReview?.verifier).toEqual({ rule: { decision: 'approve', reasons: ['requirement r1 is covered by e-1'] }, llm: { ran: true, model: MODEL, decision: 'request_changes' } });
+    expect(out.card.lastReview?.verifier).toEqual({
+      rule: { decision: 'approve', reasons: ['requirement r1 (a checksum of the dump) is shown by e-1: "sha256 checksum of the dump: 9f2c"'] },
+      llm: { ran: true, model: MODEL, decision: 'request_changes' },
+    });
   });
 
-  it('never approves what the rule check rejects: the model is not even asked', async () => {
-    ollama.reply({ json: { decision: 'approve', reasons: ['fine'], missing: [] } });
-    const out = await review(await submitted(false));
-    expect(out).toMatchObject({ decision: 'request_changes', card: { status: 'changes_requested', lastReview: { missing: ['r1: a checksum of the dump'] } } });
-    expect(ollama.calls).toHaveLength(0);
+  it('an approval with no quote, or a quote the judge refuses, never approves what the rule check holds', async () => {
+    for (const quote of [undefined, 'sha256 checksum of the dump: 9f2c', 'dumped']) {
+      ollama.reset();
+      const cardId = await submitted(false);
+      const requirements = quote === undefined ? [] : [{ requirementId: 'r1', shown: true, evidenceId: evidenceId(), quote }];
+      ollama.reply({ json: { decision: 'approve', reasons: ['fine'], missing: [], requirements } });
+      const out = await review(cardId);
+      expect(out, JSON.stringify(requirements)).toMatchObject({ decision: 'request_changes', card: { status: 'changes_requested', lastReview: { missing: ['r1: a checksum of the dump'] } } });
+      expect(out.card.lastReview?.verifier?.afterQuotes).toBeUndefined();
+    }
+    const refused = await (async () => {
+      ollama.reset();
+      const cardId = await submitted(false);
+      ollama.reply({ json: { decision: 'approve', reasons: ['fine'], missing: [], requirements: [{ requirementId: 'r1', shown: true, evidenceId: evidenceId(), quote: 'dumped orders' }] } });
+      return review(cardId);
+    })();
+    expect(refused.reasons).toContain("LLM verifier's quote for r1 not accepted: the quote shares too little with the claim to be about it");
+  });
+
+  it('a requirement the rules could not see is shown by the model\'s quote, once the judge checks it is the item\'s own words', async () => {
+    const worker = `worker-${++n}`;
+    const { cards } = await svc.service.commands.addCards(caller(), {
+      boardId: 'llm',
+      by: 'planner',
+      cards: [{ title: 'Roll out 2.7.1', description: '', lane: 'worker', assignee: worker, priority: 'normal', dependsOn: [], evidenceRequirements: ['all 12 NA game servers upgraded to 2.7.1'] }],
+    });
+    const claim = await svc.service.commands.claimCard(caller(worker), { boardId: 'llm', waitSeconds: 10 });
+    const fleet = await svc.service.commands.submitCard(caller(worker), {
+      boardId: 'llm',
+      cardId: cards[0]!.id,
+      claimToken: claim.claimToken!,
+      outcome: 'completed',
+      summary: 'fleet on 2.7.1',
+      evidence: [{ kind: 'tool_result', summary: 'fleetctl status na-*: 12/12 NA hosts report build 2.7.1' }],
+    });
+    ollama.reply({ json: { decision: 'approve', reasons: ['the fleet status shows it'], missing: [], requirements: [{ requirementId: 'r1', shown: true, evidenceId: fleet.card.evidence[0]!.id, quote: '12/12 NA hosts report build 2.7.1' }] } });
+    const out = await review(cards[0]!.id);
+    expect(out).toMatchObject({ decision: 'approve', card: { status: 'verified' } });
+    expect(out.card.lastReview?.verifier).toMatchObject({ rule: { decision: 'request_changes' }, afterQuotes: { decision: 'approve' }, llm: { ran: true, decision: 'approve' } });
+    expect(out.reasons).toContain(`requirement r1 (all 12 NA game servers upgraded to 2.7.1) is shown by ${fleet.card.evidence[0]!.id}, quoted by the LLM verifier and checked by the judge: "12/12 NA hosts report build 2.7.1"`);
   });
 
   it('an Ollama failure leaves the rule result, and the review says so', async () => {
@@ -115,6 +156,6 @@ describe('review with decision auto, with an Ollama configured', () => {
     const out = await review(await submitted(true));
     expect(out.decision).toBe('approve');
     expect(out.card.status).toBe('verified');
-    expect(out.reasons.at(-1)).toMatch(/^could not get an answer from Ollama at http:\/\/127\.0\.0\.1:\d+ \(.*\): the rule result stands$/);
+    expect(out.reasons.at(-1)).toBe('the verifier model answered with an error (HTTP 500): the rule result stands');
   });
 });

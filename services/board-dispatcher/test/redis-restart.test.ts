@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import { QUEUES, decodeJobError, type JobEnvelope } from '@vouch/contracts';
-import { eventually, uniqueName } from '@vouch/testing';
+import { eventually, testActor, uniqueName } from '@vouch/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvents } from '../src/board-store.js';
 import { replayBoard } from '../src/domain/replay-board.js';
@@ -71,9 +71,9 @@ describe('Redis restarting mid-run', () => {
     redis?.kill('SIGKILL');
   });
 
-  /** Runs an operation as the gateway would: a job with the tenant's envelope, waited for. */
-  const run = async <T = unknown>(operation: string, input: unknown): Promise<T> => {
-    const job: Job<JobEnvelope> = await queue.add(operation, { tenant: 'acme', input }, { jobId: `t-${++n}`, attempts: 3, backoff: { type: 'fixed', delay: 100 } });
+  /** Runs an operation as the gateway would: a job with the tenant's envelope and the actor of `agent`'s key, waited for. */
+  const run = async <T = unknown>(operation: string, input: unknown, agent = 'planner'): Promise<T> => {
+    const job: Job<JobEnvelope> = await queue.add(operation, { tenant: 'acme', input, actor: testActor(agent) }, { jobId: `t-${++n}`, attempts: 3, backoff: { type: 'fixed', delay: 100 } });
     try {
       return (await job.waitUntilFinished(events, 20_000)) as T;
     } catch (err) {
@@ -101,22 +101,22 @@ describe('Redis restarting mid-run', () => {
     await eventually('six jobs queued', async () => ((await Promise.all([1, 2, 3, 4, 5, 6].map((k) => queuedJob(`a-${k}`, `${boardId}.c-${k}.1`)))).every(Boolean) ? true : undefined));
 
     const work = async (k: number) => {
-      const claim = await run<{ claimed: boolean; claimToken: string; card: { id: string } }>('board.claimCard', { assignee: `a-${k}`, waitSeconds: 10 });
+      const claim = await run<{ claimed: boolean; claimToken: string; card: { id: string } }>('board.claimCard', { waitSeconds: 10 }, `a-${k}`);
       expect(claim).toMatchObject({ claimed: true, card: { id: `c-${k}` } });
-      await run('board.submitCard', { boardId, cardId: `c-${k}`, claimToken: claim.claimToken, summary: `did ${k}`, evidence: [{ kind: 'tool_result', summary: `the output of task ${k}: ok`, covers: ['r1'] }] });
+      await run('board.submitCard', { boardId, cardId: `c-${k}`, claimToken: claim.claimToken, summary: `did ${k}`, evidence: [{ kind: 'tool_result', summary: `the output of task ${k}: ok`, covers: ['r1'] }] }, `a-${k}`);
     };
     for (const k of [1, 2, 3]) await work(k);
 
     // Redis dies with everything in it; meanwhile the board keeps changing through Postgres.
     redis.kill('SIGKILL');
     await new Promise((r) => redis.once('exit', r));
-    const caller = (j: string) => ({ tenant: 'acme', jobId: `outage-${j}` });
+    const caller = (j: string, agent = 'planner') => ({ tenant: 'acme', jobId: `outage-${j}`, actor: testActor(agent) });
     await svc.service.commands.addCards(caller('add'), {
       boardId,
       by: 'planner',
       cards: [7, 8, 9, 10].map((k) => ({ ...card(k), description: '', lane: 'worker' as const, priority: 'normal' as const, dependsOn: [] })),
     });
-    await svc.service.commands.reviewCard(caller('review'), { boardId, cardId: 'c-1', reviewer: 'verifier', decision: 'auto', missing: [], notes: '' });
+    await svc.service.commands.reviewCard(caller('review', 'verifier'), { boardId, cardId: 'c-1', decision: 'auto', missing: [], notes: '' });
     await eventually('the new cards dispatched while Redis is down', async () => {
       const state = await svc.service.commands.load({ tenant: 'acme', boardId });
       return [7, 8, 9, 10].every((k) => state!.cards[`c-${k}`]!.status === 'dispatched') ? true : undefined;
@@ -131,7 +131,7 @@ describe('Redis restarting mid-run', () => {
     );
 
     for (const k of [4, 5, 6, 7, 8, 9, 10]) await work(k);
-    for (const k of [2, 3, 4, 5, 6, 7, 8, 9, 10]) await run('board.reviewCard', { boardId, cardId: `c-${k}`, reviewer: 'verifier', decision: 'auto' });
+    for (const k of [2, 3, 4, 5, 6, 7, 8, 9, 10]) await run('board.reviewCard', { boardId, cardId: `c-${k}`, decision: 'auto' }, 'verifier');
 
     const synthesis = await run<{ complete: boolean; unresolved: unknown[] }>('board.synthesize', { boardId });
     expect(synthesis).toMatchObject({ complete: true, unresolved: [] });

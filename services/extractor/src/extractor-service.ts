@@ -127,6 +127,7 @@ export async function startExtractor(env: ExtractorEnv, overrides: ExtractorOver
       nvidiaSmi: env.NVIDIA_SMI,
       nvidiaSmiTimeoutMs: env.NVIDIA_SMI_TIMEOUT_MS,
       ollama: { host: env.OLLAMA_HOST!, model: env.EXTRACTOR_MODEL, timeoutMs: env.EXTRACTOR_LLM_TIMEOUT_MS },
+      logger,
     });
     if (stopping) return;
     record(result);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { Ollama } from 'ollama';
-import { redactUrl } from '@vouch/platform';
+import { classifyOllamaFailure, describeOllamaFailure, redactUrl, type Logger, type OllamaStage } from '@vouch/platform';
 import {
   evaluateModelPlacement,
   evaluateStaticGate,
@@ -21,6 +21,8 @@ export interface GateConfig {
   nvidiaSmiTimeoutMs: number;
   /** Without an Ollama the gate stops after the static checks (the harness's pre-flight). */
   ollama?: { host: string; model: string; timeoutMs: number };
+  /** Where a failed model load's details (address, driver message) go; the gate's reason holds neither. */
+  logger?: Logger;
 }
 
 export type GateResult =
@@ -76,12 +78,10 @@ export async function runGpuGate(config: GateConfig): Promise<GateResult> {
     const entry = ps.models.find((m) => m.name === model || m.name === `${model}:latest` || m.model === model);
     return { ok: true, devices: verdict.devices, gpuUuid, model: { name: model, digest: entry?.digest ?? 'unknown' } };
   } catch (err) {
-    const what =
-      err instanceof Error && err.name === 'ResponseError'
-        ? `Ollama answered ${(err as Error & { status_code?: number }).status_code ?? 'an error'}: ${(err as Error & { error?: string }).error ?? err.message}`
-        : deadline.aborted
-          ? `Ollama did not load the model within ${timeoutMs} ms`
-          : `could not reach Ollama: ${err instanceof Error ? err.message : String(err)}`;
-    return { ok: false, stage: 'model_placement', reason: `loading ${model} at ${redactUrl(host).replace(/\/$/, '')} failed: ${what}` };
+    // The reason reaches /readyz: it says what happened in public words; the address and the driver's message go to the log.
+    const failure = classifyOllamaFailure(err, { timedOut: deadline.aborted });
+    const stage: OllamaStage = { role: 'extraction model', model, timeoutMs, timeoutVariable: 'EXTRACTOR_LLM_TIMEOUT_MS', modelVariable: 'EXTRACTOR_MODEL' };
+    config.logger?.warn({ err, model, ollama: redactUrl(host), failure: failure.kind }, 'loading the extraction model for the GPU gate failed');
+    return { ok: false, stage: 'model_placement', reason: `loading ${model} failed: ${describeOllamaFailure(failure, stage)}` };
   }
 }

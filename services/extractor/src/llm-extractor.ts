@@ -1,6 +1,6 @@
 import { Ollama } from 'ollama';
 import { DependencyError, type ExtractorIdentity, type RequirementInput } from '@vouch/contracts';
-import { redactUrl, type Logger } from '@vouch/platform';
+import { classifyOllamaFailure, describeOllamaFailure, redactUrl, type Logger, type OllamaFailure, type OllamaStage } from '@vouch/platform';
 import { escapeRegExp, termsOf } from './domain/requirement-terms.js';
 import { buildPrompt, modelAnswerJsonSchema, parseModelAnswer, planWindows, proposalFromAnswer, type WindowLimits } from './domain/extract-windows.js';
 import { verifyAnchor, type ProposedResult } from './domain/finalize-extract.js';
@@ -42,13 +42,18 @@ export function createLlmExtractor(opts: LlmExtractorOptions): Extractor {
     gpuUuid: opts.gpuUuid,
   };
   const format = modelAnswerJsonSchema();
+  const stage: OllamaStage = { role: 'extraction model', model: opts.model, timeoutMs: opts.timeoutMs, timeoutVariable: 'EXTRACTOR_LLM_TIMEOUT_MS', modelVariable: 'EXTRACTOR_MODEL' };
+  // The message reaches the caller's answer (503 DEPENDENCY_UNAVAILABLE): public words and the way out only.
+  const unavailable = (failure: OllamaFailure, cause: unknown) =>
+    new DependencyError(`${describeOllamaFailure(failure, stage)}: the model extraction stopped; run it again later, or use artifact.extractDeterministic (no model)`, cause);
 
   async function ask(system: string, user: string): Promise<string> {
     // ollama-js has no timeout of its own: the deadline rides on the fetch it is given.
     const deadline = AbortSignal.timeout(opts.timeoutMs);
     const client = new Ollama({ host: opts.host, fetch: (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline }) });
+    let response: unknown;
     try {
-      const response = await client.chat({
+      response = await client.chat({
         model: opts.model,
         messages: [
           { role: 'system', content: system },
@@ -58,15 +63,17 @@ export function createLlmExtractor(opts: LlmExtractorOptions): Extractor {
         stream: false,
         options: { temperature: 0 },
       });
-      return response.message.content;
     } catch (err) {
-      if (deadline.aborted) throw new DependencyError(`the extraction model did not answer within ${opts.timeoutMs} ms (EXTRACTOR_LLM_TIMEOUT_MS)`, err);
-      if (err instanceof Error && err.name === 'ResponseError') {
-        const { status_code: status, error } = err as Error & { status_code?: number; error?: string };
-        throw new DependencyError(`Ollama at ${safeHost} answered ${status ?? 'an error'}: ${error ?? err.message}`, err);
-      }
-      throw new DependencyError(`could not reach Ollama at ${safeHost}: ${err instanceof Error ? err.message : String(err)}`, err);
+      const failure = classifyOllamaFailure(err, { timedOut: deadline.aborted });
+      opts.logger?.warn({ err, model: opts.model, ollama: safeHost, failure: failure.kind }, 'extraction model call failed');
+      throw unavailable(failure, err);
     }
+    const content = (response as { message?: { content?: unknown } } | undefined)?.message?.content;
+    if (typeof content !== 'string') {
+      opts.logger?.warn({ model: opts.model, ollama: safeHost }, 'extraction answer has no message content');
+      throw unavailable({ kind: 'malformed' }, undefined);
+    }
+    return content;
   }
 
   return {

@@ -92,11 +92,16 @@ describe('windows for model extraction', () => {
       [1231, 1239, ['baudRate']],
       [3996, 4004, ['channel']],
     ]);
-    for (const w of windows) {
-      const prompt = buildPrompt(big, w, [{ id: 'baudRate' }, { id: 'channel' }]);
-      expect(prompt.chars).toBeLessThanOrEqual(DEFAULT_WINDOW_LIMITS.maxPromptChars);
-      expect(prompt.user).toContain('1235:   baudRate: 57600,'.slice(0, 0));
-    }
+    // Each prompt names only its window's requirement and shows that window's numbered lines, candidate line included.
+    const shown = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}: ${big[from + i - 1]}`).join('\n');
+    const prompts = windows.map((w) => buildPrompt(big, w, [{ id: 'baudRate' }, { id: 'channel' }]));
+    expect(prompts.map((p) => p.user)).toEqual([
+      `Requirements:\n- baudRate\n\nLines:\n${shown(1231, 1239)}\n`,
+      `Requirements:\n- channel\n\nLines:\n${shown(3996, 4004)}\n`,
+    ]);
+    expect(prompts[0]!.user).toContain('\n1235:   baudRate: 57600,\n');
+    expect(prompts[1]!.user).toContain('\n4000:   channel: 7,\n');
+    for (const prompt of prompts) expect(prompt.chars).toBeLessThanOrEqual(DEFAULT_WINDOW_LIMITS.maxPromptChars);
     const tight = buildPrompt(big, windows[0]!, [{ id: 'baudRate' }], { ...DEFAULT_WINDOW_LIMITS, maxPromptChars: 900 });
     expect(tight.chars).toBeLessThanOrEqual(900);
     expect(tight.user).toContain('1235:   baudRate: 57600,');

@@ -98,11 +98,13 @@ describe('runGpuGate against the fake nvidia-smi and the Ollama test server', ()
     ['slow', { nvidiaSmiTimeoutMs: 300 }, 'nvidia_smi', 'nvidia-smi did not answer within 300 ms'],
     ['two-gpus', { cudaVisibleDevices: `${H200_UUID},${SECOND_H200_UUID}` }, 'visible_devices', `names ${SECOND_H200_UUID}, not on the approved list`],
     ['h200', { cudaVisibleDevices: '' }, 'visible_devices', 'is empty: CUDA then sees zero GPUs'],
-    ['h200', { ollama: { host: 'http://127.0.0.1:1', model: 'extract:7b', timeoutMs: 2_000 } }, 'model_placement', 'could not reach Ollama'],
+    ['h200', { ollama: { host: 'http://127.0.0.1:1', model: 'extract:7b', timeoutMs: 2_000 } }, 'model_placement', 'loading extract:7b failed: the extraction model could not be reached (check that Ollama runs at OLLAMA_HOST)'],
   ] as const)('%s %j fails at %s: %s', async (variant, over, stage, reason) => {
     const result = await runGpuGate(config(variant, over as Partial<GateConfig>));
     expect(result).toMatchObject({ ok: false, stage });
     expect(!result.ok && result.reason).toContain(reason);
+    // The reason reaches /readyz: no address, no driver message.
+    expect(!result.ok && result.reason).not.toMatch(/127\.0\.0\.1|fetch failed|ECONNREFUSED/);
   });
 
   it('passes two approved H200s when only the approved one is visible', async () => {

@@ -22,6 +22,7 @@ export async function announceRevocation(redis: Redis, prefix: string, keyId: st
 }
 
 interface Entry {
+  /** The whole caller: tenant, scopes and the agent the key acts as, so a cached key acts as the same agent as a fresh lookup. */
   caller: Caller;
   expiresAt: number;
 }

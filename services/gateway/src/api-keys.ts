@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { OPERATOR_TENANT, SCOPES, SYSTEM_TENANT, type Scope } from '@vouch/contracts';
+import { OPERATOR_TENANT, SCOPES, SYSTEM_TENANT, agentOfKey, keyAgentProblem, type Scope } from '@vouch/contracts';
 import type { Queryable } from '@vouch/platform';
 
 /** Who is calling: resolved from a bearer API key. */
@@ -7,6 +7,8 @@ export interface Caller {
   keyId: string;
   tenant: string;
   scopes: Scope[];
+  /** The agent the key acts as: its `--agent`, or `key-<id>` for a key made without one. */
+  agent: string;
 }
 
 /** Whether a caller holds an operator key: the queue dashboard's credential, which reaches no tenant's operations. */
@@ -19,6 +21,10 @@ export interface ApiKeyRecord {
   tenant: string;
   name: string | null;
   scopes: Scope[];
+  /** The agent the key acts as (`key-<id>` when it was made without --agent). */
+  agent: string;
+  /** Whether the agent was named at creation (--agent) or derived from the key id. */
+  agentNamed: boolean;
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
@@ -44,12 +50,17 @@ export function tenantProblem(tenant: string): string | undefined {
 
 /**
  * Creates a key. The clear key (`vk_<id>_<secret>`) is returned once and
- * never stored: only its SHA-256 is.
+ * never stored: only its SHA-256 is. `agent` is who the key acts as on
+ * boards and ledgers; without it the key acts as `key-<id>`.
  */
-export async function createApiKey(db: Queryable, opts: { tenant: string; scopes?: Scope[]; name?: string }): Promise<{ key: string; record: ApiKeyRecord }> {
+export async function createApiKey(db: Queryable, opts: { tenant: string; scopes?: Scope[]; name?: string; agent?: string }): Promise<{ key: string; record: ApiKeyRecord }> {
   const problem = tenantProblem(opts.tenant);
   if (problem) throw new Error(`invalid tenant ${JSON.stringify(opts.tenant)}: ${problem}`);
-  return insertKey(db, opts.tenant, opts.scopes?.length ? [...new Set(opts.scopes)] : DEFAULT_SCOPES, opts.name);
+  if (opts.agent !== undefined) {
+    const agentProblem = keyAgentProblem(opts.agent);
+    if (agentProblem) throw new Error(`invalid agent ${JSON.stringify(opts.agent)}: ${agentProblem}`);
+  }
+  return insertKey(db, opts.tenant, opts.scopes?.length ? [...new Set(opts.scopes)] : DEFAULT_SCOPES, opts.name, opts.agent);
 }
 
 /**
@@ -61,15 +72,15 @@ export async function createOperatorKey(db: Queryable, opts: { name?: string } =
   return insertKey(db, OPERATOR_TENANT, ['admin'], opts.name);
 }
 
-async function insertKey(db: Queryable, tenant: string, scopes: Scope[], name: string | undefined): Promise<{ key: string; record: ApiKeyRecord }> {
+async function insertKey(db: Queryable, tenant: string, scopes: Scope[], name: string | undefined, agent?: string): Promise<{ key: string; record: ApiKeyRecord }> {
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length) throw new Error(`unknown scope ${unknown.join(', ')}: choose from ${SCOPES.join(', ')}`);
   const id = randomBytes(9).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 12).padEnd(12, '0');
   const key = `vk_${id}_${randomBytes(32).toString('base64url')}`;
   const { rows } = await db.query(
-    `INSERT INTO api_keys (id, tenant, name, scopes, key_hash) VALUES ($1, $2, $3, $4, $5)
-     RETURNING id, tenant, name, scopes, created_at, last_used_at, revoked_at`,
-    [id, tenant, name ?? null, scopes, hashKey(key)],
+    `INSERT INTO api_keys (id, tenant, name, scopes, key_hash, agent) VALUES ($1, $2, $3, $4, $5, $6)
+     RETURNING id, tenant, name, scopes, agent, created_at, last_used_at, revoked_at`,
+    [id, tenant, name ?? null, scopes, hashKey(key), agent ?? null],
   );
   return { key, record: toRecord(rows[0]) };
 }
@@ -77,7 +88,7 @@ async function insertKey(db: Queryable, tenant: string, scopes: Scope[], name: s
 /** Keys, newest first, optionally of one tenant. Never includes the key or its hash. */
 export async function listApiKeys(db: Queryable, tenant?: string): Promise<ApiKeyRecord[]> {
   const { rows } = await db.query(
-    `SELECT id, tenant, name, scopes, created_at, last_used_at, revoked_at FROM api_keys
+    `SELECT id, tenant, name, scopes, agent, created_at, last_used_at, revoked_at FROM api_keys
      WHERE $1::text IS NULL OR tenant = $1 ORDER BY created_at DESC, id`,
     [tenant ?? null],
   );
@@ -94,7 +105,7 @@ export async function revokeApiKey(db: Queryable, id: string): Promise<boolean> 
 export async function authenticateApiKey(db: Queryable, key: string): Promise<Caller | undefined> {
   if (!KEY_PATTERN.test(key)) return undefined;
   const hash = hashKey(key);
-  const { rows } = await db.query(`SELECT id, tenant, scopes, last_used_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, [hash]);
+  const { rows } = await db.query(`SELECT id, tenant, scopes, agent, last_used_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, [hash]);
   const row = rows[0];
   if (!row) return undefined;
   // last_used_at is for operators (which keys are live); writing it at most once a
@@ -102,7 +113,7 @@ export async function authenticateApiKey(db: Queryable, key: string): Promise<Ca
   if (!row.last_used_at || Date.now() - (row.last_used_at as Date).getTime() > 60_000) {
     db.query(`UPDATE api_keys SET last_used_at = now() WHERE id = $1`, [row.id]).catch(() => {});
   }
-  return { keyId: row.id, tenant: row.tenant, scopes: row.scopes };
+  return { keyId: row.id, tenant: row.tenant, scopes: row.scopes, agent: (row.agent as string | null) ?? agentOfKey(row.id) };
 }
 
 function iso(value: Date | null): string | null {
@@ -115,6 +126,8 @@ function toRecord(row: Record<string, unknown>): ApiKeyRecord {
     tenant: row.tenant as string,
     name: (row.name as string | null) ?? null,
     scopes: row.scopes as Scope[],
+    agent: (row.agent as string | null) ?? agentOfKey(row.id as string),
+    agentNamed: row.agent !== null && row.agent !== undefined,
     createdAt: (row.created_at as Date).toISOString(),
     lastUsedAt: iso(row.last_used_at as Date | null),
     revokedAt: iso(row.revoked_at as Date | null),

@@ -19,9 +19,17 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** The fingerprint of a request: its operation and validated input. */
-export function requestHash(operation: string, input: unknown): string {
-  return createHash('sha256').update(operation).update('\0').update(canonicalJson(input)).digest('hex');
+/**
+ * The fingerprint of a request: its operation, validated input and the agent
+ * its key acts as. With the agent in it, one agent's answer (a claim and its
+ * token) is never replayed to another agent of the tenant that sends the same
+ * Idempotency-Key and body: a body that leaves the agent out is the same for
+ * every agent.
+ */
+export function requestHash(operation: string, input: unknown, agent?: string): string {
+  const hash = createHash('sha256').update(operation).update('\0').update(canonicalJson(input));
+  if (agent !== undefined) hash.update('\0').update(agent);
+  return hash.digest('hex');
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   decodeJobError,
   describeFieldIssues,
   fieldIssuesFromZod,
+  type JobEnvelope,
   type OperationDef,
 } from '@vouch/contracts';
 import type { Logger, Pool } from '@vouch/platform';
@@ -94,7 +95,8 @@ async function execute(
   const queue = queueFor(op, input);
   const id = bullJobId(caller.tenant, op.name, idempotency);
   const jobId = publicJobId(queue, id);
-  const envelope = { tenant: caller.tenant, input, requestId };
+  // Tenant and actor come from the key, never from the body: a service checks any agent the body names against this one.
+  const envelope: JobEnvelope = { tenant: caller.tenant, input, requestId, actor: { agent: caller.agent, keyId: caller.keyId } };
   if (op.mode === 'job') {
     await deps.hub.enqueue(op, queue, envelope, id);
     // A fresh id was just added, so it waits; a keyed one may be an earlier request's job, further along.
@@ -152,7 +154,7 @@ export async function callOperation(op: OperationDef, call: OperationCall, deps:
   if (useKey) {
     let claim: IdempotencyClaim;
     try {
-      claim = await claimIdempotencyKey(deps.pool, caller.tenant, key, op.name, requestHash(op.name, input));
+      claim = await claimIdempotencyKey(deps.pool, caller.tenant, key, op.name, requestHash(op.name, input, caller.agent));
     } catch (err) {
       return problemOf(err);
     }

@@ -49,6 +49,10 @@ describe('idempotency fingerprints', () => {
     expect(requestHash('op', { a: 1, b: 2 })).toBe(requestHash('op', { b: 2, a: 1 }));
     expect(requestHash('op', { a: 1 })).not.toBe(requestHash('other', { a: 1 }));
   });
+  it('differ between agents: one agent\'s stored answer is never another\'s', () => {
+    expect(requestHash('board.claimCard', { waitSeconds: 0 }, 'worker-1')).toBe(requestHash('board.claimCard', { waitSeconds: 0 }, 'worker-1'));
+    expect(requestHash('board.claimCard', { waitSeconds: 0 }, 'worker-1')).not.toBe(requestHash('board.claimCard', { waitSeconds: 0 }, 'worker-2'));
+  });
 });
 
 describe('job ids', () => {

@@ -23,7 +23,13 @@ export interface GatewayUnderTest {
    * the clear key. In-process: a tsx process per key made fixtures slow on a
    * loaded machine; tests of the CLI itself call keys().
    */
-  createKey(tenant: string, scopes?: string): Promise<string>;
+  createKey(tenant: string, scopes?: string, opts?: { agent?: string }): Promise<string>;
+  /**
+   * The key of `agent` in `tenant` (default scopes), made on first use and
+   * reused after. Actors are keys: a test that plays several agents (a
+   * planner, workers, a verifier) holds one key per agent.
+   */
+  agentKey(tenant: string, agent: string): Promise<string>;
   fetch(path: string, init?: RequestInit & { key?: string; json?: unknown }): Promise<Response>;
   stop(): Promise<void>;
 }
@@ -47,6 +53,7 @@ export async function startGatewayUnderTest(label: string, overrides: Record<str
     ...(operations ? { operations } : {}),
   });
   const url = `http://127.0.0.1:${gateway.port}`;
+  const agentKeys = new Map<string, Promise<string>>();
   const keys = (...args: string[]) => {
     const r = spawnSync(process.execPath, ['--conditions=@vouch/source', '--import', 'tsx', KEYS_CLI, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -58,9 +65,15 @@ export async function startGatewayUnderTest(label: string, overrides: Record<str
     prefix: prefix.prefix,
     env,
     keys,
-    async createKey(tenant, scopes) {
-      const { key } = await createApiKey(gateway.pool, { tenant, ...(scopes ? { scopes: scopes.split(',') as Scope[] } : {}) });
+    async createKey(tenant, scopes, opts = {}) {
+      const { key } = await createApiKey(gateway.pool, { tenant, ...(scopes ? { scopes: scopes.split(',') as Scope[] } : {}), ...(opts.agent !== undefined ? { agent: opts.agent } : {}) });
       return key;
+    },
+    agentKey(tenant, agent) {
+      const id = `${tenant}\0${agent}`;
+      const made = agentKeys.get(id) ?? createApiKey(gateway.pool, { tenant, agent }).then((created) => created.key);
+      agentKeys.set(id, made);
+      return made;
     },
     fetch(path, init = {}) {
       const { key, json, ...rest } = init;

@@ -9,6 +9,7 @@ import {
   ledgerProposeCompletion,
   ledgerRecordEvidence,
   ledgerRender,
+  type Actor,
   type CritiqueOutcome,
   type FieldIssue,
   type OpenItem,
@@ -16,6 +17,7 @@ import {
 } from '@vouch/contracts';
 import { handle, withTransaction, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
 import type { z } from 'zod';
+import { attributeEvents } from './domain/attribute-events.js';
 import { buildCriticPrompt } from './domain/critic-packet.js';
 import {
   concludeCompletionReview,
@@ -66,6 +68,8 @@ import type { LedgerMetrics } from './metrics.js';
 export interface LedgerCaller {
   tenant: string;
   jobId: string;
+  /** The agent of the caller's API key (the job envelope's actor), recorded on the events it causes; a job without one records none. */
+  actor?: Actor | undefined;
 }
 
 export interface LedgerCommandDeps {
@@ -269,7 +273,7 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
       return write(key, { jobId: caller.jobId, operation: ledgerRecordEvidence.name }, (state) => {
         const decision = recordEvidence(state, { runId: input.runId, items: input.items, at: now(), features });
         const result = { runId: input.runId, status: decision.state.status, version: decision.state.version, recorded: decision.recorded, evidenceCount: decision.state.evidence.length };
-        return { ...decision, result };
+        return { ...decision, events: attributeEvents(decision.events, caller.actor?.agent), result };
       });
     },
 
@@ -305,7 +309,8 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
             const standing = reviewStanding(current, review);
             if (standing.kind === 'already_reviewed') return standing;
             if (standing.kind === 'superseded') throw new LedgerWriteConflict(key, review.baseVersion);
-            const decision = concludeCompletionReview(current, review, llm, now());
+            const concludedReview = concludeCompletionReview(current, review, llm, now());
+            const decision = { ...concludedReview, events: attributeEvents(concludedReview.events, caller.actor?.agent) };
             await appendEvents(tx, key, current.version, decision.events, decision.state);
             return { kind: 'concluded' as const, ...decision };
           });
@@ -356,9 +361,9 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
 
 /** One handler per ledger operation, over the commands. */
 export function ledgerHandlers(commands: LedgerCommands): OperationHandler[] {
-  const caller = (ctx: { tenant: string; job: { id?: string | undefined } }): LedgerCaller => {
+  const caller = (ctx: { tenant: string; actor?: Actor | undefined; job: { id?: string | undefined } }): LedgerCaller => {
     if (!ctx.job.id) throw new Error('a ledger job has no id');
-    return { tenant: ctx.tenant, jobId: ctx.job.id };
+    return { tenant: ctx.tenant, jobId: ctx.job.id, actor: ctx.actor };
   };
   return [
     handle(ledgerOpen, (input, ctx) => commands.open(caller(ctx), input)),

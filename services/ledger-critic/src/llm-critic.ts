@@ -1,5 +1,5 @@
 import { Ollama } from 'ollama';
-import { redactUrl, type Logger } from '@vouch/platform';
+import { classifyOllamaFailure, describeOllamaFailure, redactUrl, type Logger, type OllamaStage } from '@vouch/platform';
 import type { CriticPrompt } from './domain/critic-packet.js';
 import type { LlmCriticResult } from './domain/ledger-commands.js';
 import { llmVerdictJsonSchema, parseLlmVerdict } from './domain/llm-verdict.js';
@@ -9,7 +9,9 @@ import type { LedgerMetrics, LlmCriticOutcome } from './metrics.js';
  * The LLM critic: one structured-output chat call to Ollama per review. It
  * never throws. A timeout, an Ollama error or an answer that does not fit the
  * verdict schema comes back as `{ ran: true, error }`, the rule verdict
- * stands, and the outcome says why the model's answer was not used.
+ * stands, and the outcome says why the model's answer was not used. That
+ * `error` reaches the caller's answer, so it names what happened in public
+ * words only; the host and the driver's message go to the log.
  */
 export interface LlmCritic {
   /** Whether an Ollama is configured; without one the rule critic decides alone. */
@@ -29,20 +31,6 @@ export interface LlmCriticOptions {
 
 const NOT_CONFIGURED = 'OLLAMA_HOST is not set: the LLM critic did not run and the rule critic decided alone';
 
-function describeFailure(err: unknown, host: string, timeoutMs: number, timedOut: boolean): string {
-  if (timedOut) return `the critic model did not answer within ${timeoutMs} ms (LEDGER_CRITIC_TIMEOUT_MS)`;
-  if (err instanceof Error && err.name === 'ResponseError') {
-    // ollama-js's ResponseError is not exported; it carries Ollama's {"error"} text and the HTTP status.
-    const { status_code: status, error } = err as Error & { status_code?: number; error?: string };
-    return `Ollama at ${host} answered ${status ?? 'an error'}: ${error ?? err.message}`;
-  }
-  if (err instanceof Error) {
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return `could not reach Ollama at ${host}: ${err.message}${cause}`;
-  }
-  return `the call to Ollama at ${host} failed: ${String(err)}`;
-}
-
 export function createLlmCritic(opts: LlmCriticOptions): LlmCritic {
   const { host, model, timeoutMs, metrics } = opts;
   const count = (outcome: LlmCriticOutcome) => metrics.llmCriticCalls.inc({ outcome });
@@ -56,6 +44,7 @@ export function createLlmCritic(opts: LlmCriticOptions): LlmCritic {
     };
   }
   const safeHost = redactUrl(host).replace(/\/$/, '');
+  const stage: OllamaStage = { role: 'critic model', model, timeoutMs, timeoutVariable: 'LEDGER_CRITIC_TIMEOUT_MS', modelVariable: 'LEDGER_CRITIC_MODEL' };
   return {
     configured: true,
     model,
@@ -78,7 +67,13 @@ export function createLlmCritic(opts: LlmCriticOptions): LlmCritic {
           stream: false,
           options: { temperature: 0 },
         });
-        const parsed = parseLlmVerdict(response.message.content);
+        const content = (response as { message?: { content?: unknown } } | undefined)?.message?.content;
+        if (typeof content !== 'string') {
+          count('error');
+          opts.logger?.warn({ model, ollama: safeHost }, 'LLM critic answer has no message content; the rule verdict stands');
+          return { ran: true, model, error: describeOllamaFailure({ kind: 'malformed' }, stage) };
+        }
+        const parsed = parseLlmVerdict(content);
         if (!parsed.ok) {
           count('invalid');
           opts.logger?.warn({ model, error: parsed.error }, 'LLM critic answer not used');
@@ -87,11 +82,10 @@ export function createLlmCritic(opts: LlmCriticOptions): LlmCritic {
         count('ok');
         return { ran: true, model, verdict: parsed.verdict };
       } catch (err) {
-        const timedOut = deadline.aborted;
-        count(timedOut ? 'timeout' : 'error');
-        const error = describeFailure(err, safeHost, timeoutMs, timedOut);
-        opts.logger?.warn({ model, err, timedOut }, 'LLM critic call failed; the rule verdict stands');
-        return { ran: true, model, error };
+        const failure = classifyOllamaFailure(err, { timedOut: deadline.aborted });
+        count(failure.kind === 'timeout' ? 'timeout' : 'error');
+        opts.logger?.warn({ model, ollama: safeHost, err, failure: failure.kind }, 'LLM critic call failed; the rule verdict stands');
+        return { ran: true, model, error: describeOllamaFailure(failure, stage) };
       }
     },
   };

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayUnderTest, type GatewayUnderTest } from '../../gateway/test/gateway-under-test.js';
+import { parseLedgerEvent } from '../src/domain/ledger-events.js';
+import { replayLedger } from '../src/domain/replay-ledger.js';
 import { readEvents } from '../src/ledger-store.js';
 import { failed, ok } from './drive-ledger.js';
 import { startLedgerServiceUnderTest, type LedgerServiceUnderTest } from './ledger-test-env.js';
@@ -113,6 +115,30 @@ describe('the ledger over HTTP through the real gateway', () => {
 
     expect(await call(`/v1/ledgers/${other}`)).toEqual(before);
     expect(await readEvents(svc.service.pool, { tenant: 'acme', runId: other })).toEqual(eventsBefore);
+  });
+
+  it('records the agent of the caller\'s key on its evidence and its completion, never a name from the body; events without it replay the same', async () => {
+    const run = 'agent-run-actors';
+    const agent = await gw.agentKey('acme', 'agent-7');
+    await call('/v1/ledgers', { key: agent, json: { runId: run, goal: GOAL } });
+    await call(`/v1/ledgers/${run}/evidence`, { key: agent, json: { items: [ok('tool_result', 'pg_dump', 'orders-db dumped to orders-2025-03-01.sql.gz, 2.3 GB')] } });
+    const accepted = await call(`/v1/ledgers/${run}/completion`, { key: agent, json: { summary: SUMMARY } });
+    expect((await call(`${accepted.body.statusUrl}?wait=10`)).body.state).toBe('completed');
+    const forged = await call(`/v1/ledgers/${run}/evidence`, { key: agent, json: { by: 'someone-else', items: [ok('tool_result', 'shell', 'x')] } });
+    expect(forged.status).toBe(400);
+
+    const events = await readEvents(svc.service.pool, { tenant: 'acme', runId: run });
+    expect(events.map((e) => [e.type, 'by' in e ? e.by : undefined])).toEqual([
+      ['ledger_opened', undefined],
+      ['evidence_recorded', 'agent-7'],
+      ['completion_proposed', 'agent-7'],
+      ['critique_recorded', undefined],
+      ['status_changed', undefined],
+    ]);
+    // Events from before actors came from keys carry no agent: they read and replay to the same ledger.
+    const unattributed = events.map((e) => parseLedgerEvent(JSON.parse(JSON.stringify({ ...e, by: undefined }))));
+    expect(unattributed.some((e) => 'by' in e)).toBe(false);
+    expect(JSON.stringify(replayLedger(unattributed))).toBe(JSON.stringify(replayLedger(events)));
   });
 
   it("does not show one tenant's ledger to another", async () => {

@@ -104,6 +104,17 @@ export class NotFoundError extends VouchError {
   }
 }
 
+/**
+ * The caller's key may not do this (403): a body naming another agent than the
+ * key's, or an agent reviewing its own work. Never retried; `fields` names the
+ * offending input where there is one.
+ */
+export class ForbiddenError extends VouchError {
+  constructor(message: string, opts: { fields?: FieldIssue[]; details?: Record<string, unknown> } = {}) {
+    super(ERROR_CODES.forbidden, message, opts);
+  }
+}
+
 /** A write lost a race or contradicts current state; details carry the current version. */
 export class ConflictError extends VouchError {
   constructor(message: string, details?: Record<string, unknown>) {

@@ -23,3 +23,4 @@ export * from './operations/artifact.js';
 export * from './operations/vision.js';
 export * from './resolve-media.js';
 export * from './operations/board.js';
+export * from './actor.js';

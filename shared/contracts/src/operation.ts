@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Actor } from './actor.js';
 import type { ProblemStatus } from './errors.js';
 import type { QueueName } from './queues.js';
 
@@ -98,10 +99,16 @@ export function defineOperation<I extends z.ZodType, O extends z.ZodType>(op: Op
   return op;
 }
 
-/** The envelope every queued operation job carries. Tenant comes from the API key, never from the body. */
+/** The envelope every queued operation job carries. Tenant and actor come from the API key, never from the body. */
 export interface JobEnvelope<I = unknown> {
   tenant: string;
   input: I;
+  /**
+   * Who acts: the agent the caller's key carries, and the key's id. The
+   * gateway sets it on every job; a job without one (a service's own call, a
+   * job added by hand) may read but not act as an agent.
+   */
+  actor?: Actor;
   /** The gateway request id, for correlating logs across processes. */
   requestId?: string;
 }

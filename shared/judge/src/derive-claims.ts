@@ -1,5 +1,6 @@
-import type { ClaimKind, ClaimMateriality, ClaimSource } from '@vouch/contracts';
+import type { ClaimKind, ClaimMateriality, ClaimSource, ReviewPolicy } from '@vouch/contracts';
 import { describeFeature, extractFeatures, isRequiredFeature } from './extract-features.js';
+import { judgeSupport, readClaim } from './judge-support.js';
 import { readText } from './read-text.js';
 
 /**
@@ -293,6 +294,31 @@ export function claimKey(text: string): string {
 
 const DERIVED_GOAL_CHARS = 300;
 
+// "When is …", "Which …", "Is the …": a goal that asks rather than orders.
+const QUESTION_START_RE = /^(?:what|when|where|which|who|whom|whose|why|how|is|are|was|were|do|does|did|can|could|should|will|would|has|have)\b/i;
+
+/** Whether the summary or the visible answer states the goal's outcome: the goal read as a claim, the texts as what was seen. */
+function textsShowGoal(texts: ProposedTexts): boolean {
+  const said = `${texts.summary} ${texts.visibleAnswer ?? ''}`.trim();
+  if (!said) return false;
+  const judged = judgeSupport(readClaim(texts.goal, 'action'), { read: { ...readText(said), tool: [] }, kind: 'tool_result' });
+  return judged.verdict !== 'lacks' || judged.coverage >= 0.75;
+}
+
+// Goals whose work is the reply itself: "Say hello", "Explain the difference", "Draft a welcome note".
+const WORDS_GOAL_RE = /^(?:please\s+)?(?:say|tell|answer|reply|respond|explain|describe|summari[sz]e|outline|clarify|greet|write|draft|list|suggest|recommend|define|thank|introduce)\b/i;
+
+/** Whether a goal asks for words (a reply, an explanation, a draft) that the visible text itself is. */
+function asksForWords(goal: string): boolean {
+  return WORDS_GOAL_RE.test(goal.trim());
+}
+
+/** Whether a goal asks a question (its answer is the work) rather than orders an action. */
+export function isQuestion(goal: string): boolean {
+  const text = goal.trim();
+  return QUESTION_RE.test(text) || QUESTION_START_RE.test(text);
+}
+
 /**
  * Atomic claims of one completion attempt, from the task-complete summary and
  * the visible answer (a claim in both is kept once). When neither says
@@ -300,7 +326,7 @@ const DERIVED_GOAL_CHARS = 300;
  * becomes a derived claim over the goal's own features, so "Done." alone
  * cannot pass a full review.
  */
-export function deriveClaims(texts: ProposedTexts, opts: { cycle: number }): DerivedClaim[] {
+export function deriveClaims(texts: ProposedTexts, opts: { cycle: number; policy?: ReviewPolicy }): DerivedClaim[] {
   const claims: DerivedClaim[] = [];
   const seen = new Set<string>();
   const add = (text: string, source: ClaimSource, judged: { kind: ClaimKind; materiality: ClaimMateriality }): void => {
@@ -322,10 +348,16 @@ export function deriveClaims(texts: ProposedTexts, opts: { cycle: number }): Der
   };
   for (const seg of segmentClaims(texts.summary)) add(seg.text, 'task_complete_summary', classifyClaim(seg.text, seg));
   for (const seg of segmentClaims(texts.visibleAnswer ?? '')) add(seg.text, 'assistant_visible_text', classifyClaim(seg.text, seg));
-  if (!claims.some((c) => c.materiality !== 'low')) {
+  // Under the fast policy a statement needs no evidence, so "Done, all good" would complete any order: unless the
+  // texts themselves show the goal's outcome, the goal is claimed, and it needs evidence.
+  const vagueUnderFast = opts.policy === 'fast' && !isQuestion(texts.goal) && !asksForWords(texts.goal) && !textsShowGoal(texts);
+  if (vagueUnderFast || !claims.some((c) => c.materiality !== 'low')) {
     const goal = texts.goal.replace(/\s+/g, ' ').trim();
     const clipped = goal.length > DERIVED_GOAL_CHARS ? `${goal.slice(0, DERIVED_GOAL_CHARS - 1)}…` : goal;
-    add(`The goal was achieved: ${clipped}`, 'derived', { kind: 'action', materiality: 'medium' });
+    // A question answered in the visible reply stays light: the reply shows itself. Any other goal's outcome
+    // is what "done" claims, and no policy completes it on the agent's word: it needs evidence.
+    const answered = (isQuestion(goal) || asksForWords(goal)) && `${texts.summary} ${texts.visibleAnswer ?? ''}`.trim() !== '' && (isQuestion(goal) ? (texts.visibleAnswer ?? '').trim() !== '' : true);
+    add(`The goal was achieved: ${clipped}`, 'derived', { kind: 'action', materiality: answered ? 'medium' : 'high' });
   }
   return claims;
 }

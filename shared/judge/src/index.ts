@@ -12,3 +12,6 @@ export * from './observation-features.js';
 export * from './read-text.js';
 export * from './read-values.js';
 export * from './reconcile-claims.js';
+export * from './judge-card.js';
+export * from './quoted-support.js';
+export * from './lexicon.js';

@@ -1,6 +1,7 @@
 import type { ClaimKind, EvidenceKind } from '@vouch/contracts';
 import { stem } from './extract-features.js';
 import { readText, type ReadText, type Word } from './read-text.js';
+import { derivationallyRelated, lexicallyRelated, type LexPos } from './lexicon.js';
 import { valuesMatch, type Value } from './read-values.js';
 
 /**
@@ -146,9 +147,33 @@ export type Judgement =
   /** It is about the same fact and reports a negative or unfinished result. */
   | { verdict: 'contradicts'; matched: number[]; why: string }
   /** It does not show the fact; `missing` says what it lacks, `matched` what it has. */
-  | { verdict: 'lacks'; matched: number[]; missing: string[]; coverage: number; negative: boolean };
+  | { verdict: 'lacks'; matched: number[]; missing: string[]; coverage: number; negative: boolean; soft?: string[] };
 
-function findWord(obs: ObservationView, lemma: string, opts: { strict?: boolean; near?: number; negated?: boolean } = {}): number {
+/** The lexicon's part of speech for a claim word that may be said in other words: a common noun or a verb, never a name. */
+function lexPos(w: Word): LexPos | undefined {
+  if (isName(w) || w.lemma.length < 3) return undefined;
+  return w.pos === 'VERB' ? 'verb' : w.pos === 'NOUN' ? 'noun' : undefined;
+}
+
+/** An observation word that says a claim word in other words (WordNet: a synonym, or a close hypernym or hyponym). */
+function findRelated(obs: ObservationView, lemma: string, pos: LexPos, negated: boolean | undefined): number {
+  const words = obs.read.words;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as Word;
+    if (w.value || !w.lemma || w.lemma.length < 3 || isName(w)) continue;
+    if (pos === 'noun' ? w.pos !== 'NOUN' : !/^(VERB|ADJ)$/.test(w.pos)) continue;
+    if (negated !== undefined && Boolean(w.neg) !== negated) continue;
+    if (lexicallyRelated(lemma, w.lemma, pos)) return i;
+  }
+  return -1;
+}
+
+function findWord(obs: ObservationView, lemma: string, opts: { strict?: boolean; near?: number; negated?: boolean; lex?: LexPos | undefined } = {}): number {
+  const found = findLiteral(obs, lemma, opts);
+  return found === -1 && opts.lex !== undefined && !opts.strict ? findRelated(obs, lemma, opts.lex, opts.negated) : found;
+}
+
+function findLiteral(obs: ObservationView, lemma: string, opts: { strict?: boolean; near?: number; negated?: boolean } = {}): number {
   const words = obs.read.words;
   let best = -1;
   for (let i = 0; i < words.length; i++) {
@@ -225,7 +250,10 @@ function showsAction(claim: ClaimReading, obs: ObservationView, matchedValues: n
   if (!action) return { at: -1 };
   // A file change naming the claimed file is the observation of what was done to it.
   if (obs.kind === 'file_change' && claim.values.some((v) => v.value.k === 'id' && matchedValues.some((i) => valuesMatch(v.value, obs.read.words[i]?.value as Value)))) return { at: -1 };
-  const at = findWord(obs, action.word.lemma);
+  const at = findWord(obs, action.word.lemma, { lex: 'verb' });
+  // A record that states its state ("state: SCHEDULED", "status OPEN") is shown by that state, not by a field name that
+  // spells the act ("publish_at"): a stated state that is not the act's outcome means the act is not shown.
+  if (rivalState(action.word.lemma, obs.read.words)) return undefined;
   if (at !== -1) {
     const w = obs.read.words[at] as Word;
     if (w.pos === 'VERB' || w.pos === 'ADJ') return { at };
@@ -259,6 +287,100 @@ function competingValue(obs: ObservationView, claimed: Value, valueAt: number, t
   return false;
 }
 
+/** Whether the claimed act removes or stops something, in its own verb or a phrasal one ("called off", "took down"). */
+function removalAct(claim: ClaimReading): boolean {
+  const action = claim.action?.word.lemma;
+  if (!action) return false;
+  if (isRemoval(action)) return true;
+  const particle = claim.read.words.find((w, i) => i > (claim.action as ClaimTerm).index && i <= (claim.action as ClaimTerm).index + 4 && /^(off|down|out)$/.test(w.lemma) && w.seg === (claim.action as ClaimTerm).word.seg);
+  return particle !== undefined && [...REMOVAL_VERBS].some((r) => lexicallyRelated(`${action}_${particle.lemma}`, r, 'verb'));
+}
+
+/** A record's state that spells the claimed outcome ("Marked … as sold out": "now SOLD_OUT"). */
+function claimedState(cwords: readonly Word[], owords: readonly Word[], matched: ReadonlySet<number>): boolean {
+  const segs = new Set([...matched].map((i) => owords[i]?.seg));
+  return owords.some((o) => {
+    if (!segs.has(o.seg) || o.value || !/^[A-Z][A-Z_]{2,}$/.test(o.text)) return false;
+    const parts = o.text.toLowerCase().split('_');
+    return parts.every((p) => cwords.some((c) => c.lemma === p || c.text.toLowerCase() === p || (p.length >= 4 && sameWord(c.lemma, p))));
+  });
+}
+
+/** Another act reported where the claim's act should be ("drafted the offer letter" for "sent", "looked up order #5520" for "refunded"). */
+function rivalAct(action: string, owords: readonly Word[], matched: ReadonlySet<number>): boolean {
+  const segs = new Set([...matched].map((i) => owords[i]?.seg));
+  return owords.some((o) => {
+    if (!segs.has(o.seg) || o.pos !== 'VERB' || !o.lemma || o.synthetic) return false;
+    if (sameWord(action, o.lemma) || lexicallyRelated(action, o.lemma, 'verb') || COMPLETION_WORDS.has(o.lemma) || DONE_WORDS.has(o.text.toLowerCase())) return false;
+    return FRAME_VERBS.has(o.lemma) || isPastForm(o.text);
+  });
+}
+
+/** Whether the observation states a record's state ("state: SCHEDULED", "status OPEN") and none of its states is the act's outcome. */
+function rivalState(action: string, owords: readonly Word[]): boolean {
+  const states = owords.filter((w, i) => !w.value && /^[A-Z][A-Z_]{2,}$/.test(w.text) && /^(state|status)$/.test(owords[i - 1]?.lemma ?? '') );
+  return states.length > 0 && !states.some((w) => COMPLETION_WORDS.has(w.lemma) || sameWord(action, w.lemma) || sameWord(action, w.text.toLowerCase()) || lexicallyRelated(action, w.lemma, 'verb') || (isRemoval(action) && isRemoval(w.lemma)));
+}
+
+/** A verb of removal, however the tagger spelled its lemma ("canceled"). */
+function isRemoval(lemma: string): boolean {
+  return [lemma, lemma.replace(/ed$/, ''), lemma.replace(/led$/, 'l'), lemma.replace(/d$/, '')].some((form) => REMOVAL_VERBS.has(form));
+}
+
+/** The share of a claim's required words that other wording may stand for. */
+const SOFT_SHARE = Number(process.env.JUDGE_SOFT_SHARE ?? 0.34);
+
+const NEGATOR_WORDS = new Set(['no', 'not', "n't", 'never', 'none', 'nothing', 'nobody', 'zero']);
+
+// Nouns that count whatever a search or listing was for.
+const GENERIC_COUNTED = new Set('result match hit item record row entry'.split(' '));
+
+// Words that say an act came out done, whatever the act: a state or outcome in a record.
+const COMPLETION_WORDS = new Set('complete completed done ok success successful succeeded finished'.split(' '));
+
+/** Whether a matched segment of the observation reports the outcome of the claimed act, in words other than its verb. */
+function outcomeShown(action: string, owords: readonly Word[], matched: ReadonlySet<number>): boolean {
+  const segs = new Set([...matched].map((i) => owords[i]?.seg));
+  const removal = isRemoval(action);
+  return owords.some((o) => {
+    if (!o.lemma || o.neg) return false;
+    // The act's own past form as a record's state ("MERGED") says it wherever it sits.
+    if (/^[A-Z_]{3,}$/.test(o.text) && (sameWord(action, o.lemma) || sameWord(action, o.text.toLowerCase()))) return true;
+    if (!segs.has(o.seg)) return false;
+    if (removal) return (isRemoval(o.lemma) || lexicallyRelated(action, o.lemma, 'verb')) && /^(VERB|ADJ|PROPN|NOUN)$/.test(o.pos) && (isPastForm(o.text) || /^[A-Z_]+$/.test(o.text));
+    // A record of the act as a noun ("assignee: M. Soto", "registration R-77"): the act's own derivation.
+    if (/^(NOUN|PROPN)$/.test(o.pos) && o.lemma.length >= 4 && derivationallyRelated(o.lemma, action)) return true;
+    if (COMPLETION_WORDS.has(o.lemma) || DONE_WORDS.has(o.lemma) || DONE_WORDS.has(o.text.toLowerCase())) {
+      // "assessment complete" says the assessment is done, not the approval: a completion word after another noun is that noun's.
+      const before = owords[owords.indexOf(o) - 1];
+      const ownNoun = before !== undefined && before.seg === o.seg && /^(NOUN|PROPN)$/.test(before.pos) && !before.value;
+      return !ownNoun || matched.has(owords.indexOf(before)) || sameWord(action, before.lemma) || derivationallyRelated(before.lemma, action);
+    }
+    return /^(VERB|ADJ|PROPN|NOUN)$/.test(o.pos) && (isPastForm(o.text) || /^[A-Z_]{3,}$/.test(o.text)) && (sameWord(action, o.lemma) || lexicallyRelated(action, o.lemma, 'verb'));
+  });
+}
+
+/**
+ * Whether an unmatched word of the observation stands where a missing claim word would: next to the observation's
+ * match of the claim word's neighbour, a content word or identifier the claim does not have.
+ */
+function substituted(cwords: readonly Word[], owords: readonly Word[], index: number, termAt: ReadonlyMap<number, number>, valueAt: ReadonlyMap<number, number>, matched: ReadonlySet<number>): boolean {
+  for (const dir of [-1, 1]) {
+    for (let k = index + dir, steps = 0; k >= 0 && k < cwords.length && steps < 2 && (cwords[k] as Word).seg === (cwords[index] as Word).seg; k += dir, steps++) {
+      const at = termAt.get(k) ?? valueAt.get(k);
+      if (at === undefined || at < 0) continue;
+      for (const slot of [at - dir, at + dir]) {
+        const o = owords[slot];
+        if (!o || o.seg !== (owords[at] as Word).seg || matched.has(slot) || o.synthetic) continue;
+        // A short identifier ("staging-pg") names another thing; a path ("pulls/490/threads") only locates one.
+        if ((o.value?.k === 'id' && !o.text.includes('/')) || (!o.value && /^(NOUN|PROPN|ADJ)$/.test(o.pos) && o.lemma.length >= 3 && !FORGIVEN.has(o.lemma))) return true;
+      }
+      break;
+    }
+  }
+  return false;
+}
+
 /**
  * Judges one observation against one claim: whether it shows the claim's
  * fact, reports it negative or unfinished, or lacks something the claim says.
@@ -270,6 +392,8 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   const missing: string[] = [];
   let required = 0;
   let found = 0;
+  /** Missing words that another wording may stand for: a few are forgiven when the rest is shown (see below). */
+  const soft: string[] = [];
   const lowerText = obs.read.text.toLowerCase().replace(/\s+/g, ' ');
 
   // Values: each must be stated by the observation, after normalisation.
@@ -281,6 +405,11 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     if (hit === -1 && v.value.k === 'quote' && lowerText.includes(v.value.text)) {
       const first = v.value.text.split(' ')[0] ?? '';
       hit = Math.max(0, owords.findIndex((w) => w.text.toLowerCase() === first));
+    }
+    // An identifier inside a path or a query ("/claims/CLM-20960", "pulls/490/threads") is stated there.
+    if (hit === -1 && (v.value.k === 'id' || (v.value.k === 'num' && v.value.plain))) {
+      const key = v.value.k === 'id' ? v.value.key : String(v.value.n);
+      if (key.length >= 3) hit = owords.findIndex((w) => w.value?.k === 'id' && w.text.split(/[/?=&:,{}"'#\s]+/).some((part) => part.toLowerCase().replace(/[^a-z0-9]/g, '') === key));
     }
     if (hit === -1) missing.push(v.word.text);
     else {
@@ -310,7 +439,7 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   for (const term of claim.terms) {
     const lemma = term.word.lemma;
     const near = [...valueAt.values()][0];
-    let hit = acronyms.has(term.index) ? -2 : findWord(obs, lemma, { strict: isName(term.word), ...(near !== undefined ? { near } : {}), ...(term.word.neg ? { negated: true } : {}) });
+    let hit = acronyms.has(term.index) ? -2 : findWord(obs, lemma, { strict: isName(term.word), ...(near !== undefined ? { near } : {}), ...(term.word.neg ? { negated: true } : {}), lex: lexPos(term.word) });
     if (hit === -1 && acronymInClaim(term.word, obs)) hit = -2;
     if (hit === -1 && inTool(obs, lemma)) hit = -2;
     if (hit >= 0) {
@@ -322,16 +451,27 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     if (hit !== -1 || pinned.has(term.index)) found++;
     else missingTerms.add(term.index);
   }
+  const namedHeads = new Set<number>();
   // The head of a noun phrase whose name-like modifier is shown ("the nginx proxy", "the MX record"): the name says which.
   for (const index of [...missingTerms]) {
     const phrase = nounPhrase(cwords, index);
-    const isHead = phrase[phrase.length - 1] === index && (cwords[index] as Word).pos === 'NOUN';
+    // A negated head ("no blade damage") is the claim itself: no modifier says it.
+    const isHead = phrase[phrase.length - 1] === index && (cwords[index] as Word).pos === 'NOUN' && !(cwords[index] as Word).neg;
     if (isHead && phrase.some((k) => k !== index && (valueAt.has(k) || (isName(cwords[k] as Word) && termAt.has(k))))) {
       missingTerms.delete(index);
+      namedHeads.add(index);
       found++;
     }
   }
-  for (const index of missingTerms) missing.push((cwords[index] as Word).text);
+  // A missing word is only a cue when nothing else stands in its place: an unmatched name or qualifier where the
+  // claim's word would be ("staging resolvers" for "production resolvers") says the observation is about another thing,
+  // and names, negated words and words a substitute stands for must be shown. Other common words may be said otherwise.
+  for (const index of missingTerms) {
+    const w = cwords[index] as Word;
+    const agreeingAbsence = w.neg && [...matched].some((i) => (obs.read.failures[(owords[i] as Word).seg] ?? []).some((m: string) => m.startsWith('#zero')));
+    if (isName(w) || (w.neg && !agreeingAbsence) || substituted(cwords, owords, index, termAt, valueAt, matched)) missing.push(w.text);
+    else soft.push(w.text);
+  }
 
   const arrow = owords.findIndex((w) => w.pos === 'ARROW');
   const afterArrow = arrow !== -1 && [...valueAt.values()].some((i) => i > arrow);
@@ -339,11 +479,12 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   // The fact a check is about ("resolves", "is signed", "blocks") must be shown too: its verb, or a shown result ("a -> b").
   if (claim.predicate) {
     required++;
-    const hit = findWord(obs, claim.predicate.word.lemma);
+    const hit = findWord(obs, claim.predicate.word.lemma, { lex: 'verb' });
     if (hit !== -1 || inTool(obs, claim.predicate.word.lemma) || afterArrow) {
       found++;
       if (hit >= 0) matched.add(hit);
-    } else missing.push(claim.predicate.word.text);
+    } else if (outcomeShown(claim.predicate.word.lemma, owords, matched)) soft.push(claim.predicate.word.text);
+    else missing.push(claim.predicate.word.text);
   }
 
   // The action.
@@ -356,7 +497,13 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
       if (shown.at >= 0) matched.add(shown.at);
     } else {
       actionShown = false;
-      missing.push(claim.action.word.text);
+      // The verb is a soft cue: an observation that shows the object and a matching outcome ("PR #311 state: MERGED",
+      // "bucket logs-eu created") shows the act in other words. A removal needs a removal's outcome, not "confirmed".
+      // Otherwise the verb alone decides nothing, unless the act removes something (its outcome must say so) or the
+      // record states another state ("state: SCHEDULED" for "published").
+      const lemma = claim.action.word.lemma;
+      if ((outcomeShown(lemma, owords, matched) || claimedState(cwords, owords, matched)) && !rivalAct(lemma, owords, matched) && !rivalState(lemma, owords)) soft.push(claim.action.word.text);
+      else missing.push(claim.action.word.text);
     }
   }
 
@@ -373,6 +520,20 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     }
   }
 
+  // "0 failures" against "14 failures, 0 passed": the number that counts the claim's noun in the observation is its own.
+  for (const [claimIndex, obsIndex] of valueAt) {
+    const claimed = cwords[claimIndex]?.value;
+    const noun = termAt.get(claimIndex + 1);
+    if (claimed?.k !== 'num' || noun === undefined || noun < 0) continue;
+    // "14 failures" (only a space between) or "failures: 14"; never a code ("65862-017-01") or another kind of measure ("500 mg").
+    const touches = (k: number): boolean => {
+      const [a, b] = k < noun ? [owords[k], owords[noun]] : [owords[noun], owords[k]];
+      return a !== undefined && b !== undefined && (k < noun ? /^\s+$/ : /^[\s:=]+$/).test(obs.read.text.slice(a.end, b.start));
+    };
+    const sameKind = (v: Value | undefined): boolean => v?.k === 'num' && v.dim === claimed.dim && Boolean(v.pct) === Boolean(claimed.pct);
+    const own = [noun - 1, noun + 1].find((k) => sameKind(owords[k]?.value) && !/^0\d/.test(owords[k]?.text ?? '') && touches(k));
+    if (own !== undefined && own !== obsIndex && !valuesMatch(claimed, owords[own]?.value as Value)) missing.push(`${cwords[claimIndex]?.text} ${cwords[claimIndex + 1]?.text} (${owords[own]?.text})`);
+  }
   const universal = cwords.some((w) => UNIVERSAL.has(w.lemma));
   const sameClass = (a: Value, b: Value): boolean => a.k === 'num' && b.k === 'num' && a.dim === b.dim && Boolean(a.pct) === Boolean(b.pct);
   // "all tyres at 8.5 bar": another measurement of the same kind in the observation is an exception.
@@ -413,14 +574,25 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
 
   const coverage = required ? found / required : 0;
   const matchedList = [...matched].sort((a, b) => a - b);
+  // Forgiven: at most a third of what the claim requires (at least one word), with something specific shown beside them.
+  const anchored = valueAt.size > 0 || termAt.size >= 2 || [...termAt.keys()].some((k) => isName(cwords[k] as Word));
+  const forgiven = soft.length === 0 || (anchored && required >= 3 && soft.length <= Math.floor(required * SOFT_SHARE));
+  if (!forgiven || missing.length > 0) missing.push(...soft);
+  // Only an identifier in common ("us-east-1 done the same way" for "the listing for us-east-1"): the claim's words say what
+  // about that thing is claimed, and the observation says none of them.
+  const contentTerms = claim.terms.filter((t) => !t.optional && !pinned.has(t.index) && !namedHeads.has(t.index) && !FORGIVEN.has(t.word.lemma) && !t.word.synthetic);
+  if (missing.length === 0 && contentTerms.length > 0 && !contentTerms.some((t) => termAt.has(t.index)) && !(claim.action && actionShown)) missing.push(...contentTerms.map((t) => t.word.text));
   const complete = missing.length === 0;
-  const claimNegated = cwords.some((w) => w.neg);
+  const claimNegated = cwords.some((w) => w.neg || NEGATOR_WORDS.has(w.lemma));
 
   // Polarity: what the claim negates the observation must negate, and what it asserts must not come out negated.
   const negationClash: string[] = [];
   for (const term of claim.terms) {
     const at = termAt.get(term.index);
     if (at === undefined || at < 0 || term.optional) continue;
+    // "no sample swaps": the negation is of the swaps; "sample" only says which.
+    const next = cwords[term.index + 1];
+    if (term.word.neg && next?.neg && next.seg === term.word.seg && /^(NOUN|PROPN)$/.test(next.pos)) continue;
     const o = owords[at] as Word;
     if (!/^(NOUN|PROPN|ADJ|VERB)$/.test(o.pos)) continue;
     if (Boolean(term.word.neg) !== Boolean(o.neg)) negationClash.push(term.word.text);
@@ -431,6 +603,9 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   const headNamed = matchedList.some((i) => i < obs.read.headEnd);
   const claimLemmas = new Set(cwords.map((w) => w.lemma));
   const failures: string[] = [];
+  // "0 results", "0 matches": a count of whatever was looked for, so of the claim's object.
+  const aboutClaim = (lemma: string): boolean =>
+    GENERIC_COUNTED.has(lemma) || cwords.some((w) => w.lemma !== '' && !w.value && (sameWord(w.lemma, lemma) || (w.lemma.length >= 3 && lexicallyRelated(w.lemma, lemma, w.pos === 'VERB' ? 'verb' : 'noun'))));
   obs.read.failures.forEach((markers, seg) => {
     const afterHead = headNamed && owords.some((w, i) => w.seg === seg && i >= obs.read.headEnd);
     if (!segments.has(seg) && !afterHead) return;
@@ -440,12 +615,18 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
       if (claimLemmas.has(marker) || [...claimLemmas].some((l) => l.length >= 4 && sameWord(l, marker))) continue;
       // "not required" in both: the claim states that negative.
       if (marker.startsWith('not ') && cwords.some((w) => w.neg && sameWord(w.lemma, marker.slice(4)))) continue;
-      if (marker === '#zero' && claimNegated) continue;
-      if (marker === '#zero' && claim.action && REMOVAL_VERBS.has(claim.action.word.lemma)) continue;
+      const zero = marker === '#zero' || marker.startsWith('#zero ');
+      if (zero && claimNegated) continue;
+      // "Called off the shut-off" and "status CANCELLED": a removal's outcome is its success.
+      if (claim.action && removalAct(claim) && isRemoval(marker.replace(/^#counted /, ''))) continue;
+      if (zero && claim.action && isRemoval(claim.action.word.lemma)) continue;
+      // "Apply complete! 3 added, 0 changed, 0 destroyed": a zero count of something the claim does not speak of is an absence beside
+      // the result, not the result; a zero count of the claim's own object or act ("0 delivered" for "delivered") is a negative result.
+      if (marker.startsWith('#zero ') && !aboutClaim(marker.slice('#zero '.length))) continue;
       if (marker.startsWith('no ') && cwords.some((w) => w.neg && sameWord(w.lemma, marker.slice(3)))) continue;
       // An action's report may count a few failures beside its result ("3087 delivered, 33 bounced"), unless the claim says all, or how many.
       if (!segments.has(seg) && claim.kind === 'action' && counted && !universal && claim.values.every((v) => v.value.k !== 'num')) continue;
-      failures.push(marker === '#zero' ? 'a zero count' : marker === '#partial' ? 'a partial count' : `"${marker}"`);
+      failures.push(zero ? 'a zero count' : marker === '#partial' ? 'a partial count' : `"${marker}"`);
     }
   });
   const negative = failures.length > 0 || negationClash.length > 0;
@@ -454,6 +635,6 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   // The same fact reported not done ("cancel SUB-1: subscription not found"): all but the action is there.
   if (!complete && negative && missing.length === 1 && !actionShown) return { verdict: 'contradicts', matched: matchedList, why };
   if (complete) return { verdict: 'shows', matched: matchedList };
-  return { verdict: 'lacks', matched: matchedList, missing, coverage, negative };
+  return { verdict: 'lacks', matched: matchedList, missing, coverage, negative, ...(soft.length ? { soft } : {}) };
 }
 

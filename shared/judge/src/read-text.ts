@@ -556,7 +556,9 @@ function segmentFailures(seg: readonly Word[]): string[] {
       if (next && (isFailureWord(next.lemma) || PROBLEM_NOUNS.has(next.lemma))) continue;
       if (prev && PROBLEM_NOUNS.has(prev.lemma)) continue;
       if (w.value?.k === 'num' && w.value.dim === 'money') continue;
-      out.push('#zero');
+      // What is counted zero: the word after ("0 changed") or, for "restarts: 0", the one before.
+      const counted = next && /^(NOUN|VERB|ADJ)$/.test(next.pos) ? next : prev && /^(NOUN|VERB|ADJ|PROPN)$/.test(prev.pos) ? prev : undefined;
+      out.push(counted ? `#zero ${counted.lemma}` : '#zero');
     }
   }
   return out;

@@ -32,7 +32,18 @@ const SETTLE_THRESHOLD = 3;
 
 // Generic words for an observation that could not be made at all (as opposed to one that came out wrong).
 const BLOCKER_RE =
-  /\b(permission denied|access denied|forbidden|unauthori[sz]ed|not authori[sz]ed|not permitted|blocked|unavailable|not available|no access|requires? (?:human |manual )?approval|declined|refused)\b/i;
+  /\b(permission[ _]denied|access[ _]denied|forbidden|unauthori[sz]ed|not authori[sz]ed|not permitted|blocked|unavailable|not available|no access|requires? (?:human |manual )?approval|declined|refused)\b/i;
+// Generic words for an act that needs a person or a permission the agent does not have: "requires manager override",
+// "must be e-signed by the applicant's officer", "exceeds agent authority", "awaiting approval", "requires sign-off".
+const NEEDS_PERSON_RE = new RegExp(
+  [
+    String.raw`\b(?:requires?|required|needs?|must be)\b[^.;]{0,80}?\b(?:approv\w*|sign[- ]?off|(?:e-|digitally )?sign(?:ed|ature)?|override|authori[sz]\w*|permission|consent|certificate|PIN)\b`,
+    String.raw`\bexceeds?\b[^.;]{0,40}?\b(?:authority|permission|approval limit)\b`,
+    String.raw`\b(?:awaiting|waiting for|pending)\s+(?:\w+\s+){0,2}(?:approval|review|sign[- ]?off|signature)\b`,
+    String.raw`\b(?:cannot|can't|may not|is not allowed to)\s+(?:sign|approve|authori[sz]e)\b`,
+  ].join('|'),
+  'i',
+);
 
 export interface EvidenceIndex {
   evidence: readonly CompletionEvidence[];
@@ -88,7 +99,7 @@ function isFailure(item: CompletionEvidence): boolean {
 
 /** A failure that says the observation could not be made (denied, unavailable) rather than that it came out wrong. */
 export function isBlockingFailure(item: CompletionEvidence): boolean {
-  return isFailure(item) && (item.kind === 'human_input' || BLOCKER_RE.test(item.summary));
+  return isFailure(item) && (item.kind === 'human_input' || BLOCKER_RE.test(item.summary) || NEEDS_PERSON_RE.test(item.summary));
 }
 
 export function requiresEvidence(materiality: ClaimMateriality, policy: ReviewPolicy): boolean {

@@ -75,7 +75,16 @@ describe('materiality from generic cues', () => {
 
   it('derives a claim over the goal when the attempt says nothing concrete', () => {
     const claims = deriveClaims({ goal: 'Rename every *.jpeg in photos/2024 to *.jpg', summary: 'All done!' }, { cycle: 2 });
-    expect(claims.at(-1)).toMatchObject({ id: 'cl-2-2', source: 'derived', kind: 'action', materiality: 'medium', text: 'The goal was achieved: Rename every *.jpeg in photos/2024 to *.jpg' });
+    expect(claims.at(-1)).toMatchObject({ id: 'cl-2-2', source: 'derived', kind: 'action', materiality: 'high', text: 'The goal was achieved: Rename every *.jpeg in photos/2024 to *.jpg' });
+  });
+
+  it('under the fast policy, claims an action goal whose outcome the texts do not show, and leaves an answered question light', () => {
+    const vague = deriveClaims({ goal: 'Deploy release 4.2 of the billing service to production', summary: 'Done, all good.' }, { cycle: 1, policy: 'fast' });
+    expect(vague.at(-1)).toMatchObject({ source: 'derived', materiality: 'high', text: 'The goal was achieved: Deploy release 4.2 of the billing service to production' });
+    const shown = deriveClaims({ goal: 'Deploy release 4.2 of the billing service to production', summary: 'Deployed release 4.2 of the billing service to production.' }, { cycle: 1, policy: 'fast' });
+    expect(shown.map((c) => c.source)).toEqual(['task_complete_summary']);
+    const answered = deriveClaims({ goal: 'What is the capital of Peru?', summary: 'Answered.', visibleAnswer: 'Lima.' }, { cycle: 1, policy: 'fast' });
+    expect(answered.find((c) => c.source === 'derived')).toMatchObject({ materiality: 'medium' });
   });
 
   it('keeps a claim made in both the summary and the visible answer once', () => {

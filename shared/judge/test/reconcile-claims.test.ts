@@ -45,7 +45,7 @@ describe('evidence map', () => {
     expect(deploy).toMatchObject({ status: 'unverified', missingFeatures: ['service', 'production'], evidenceSpans: [] });
     expect(deploy!.statusReason).toBe('no successful observation shows it: the closest, ev-1, does not show "service", "production"');
     const [restart] = reconcile('Restarted the nginx proxy on the edge host.', [ok('tool_result', 'ssh', 'systemctl restart nginx on build host: active (running)')]);
-    expect(restart).toMatchObject({ status: 'unverified', missingFeatures: ['proxy', 'edge'] });
+    expect(restart).toMatchObject({ status: 'unverified', missingFeatures: ['edge', 'proxy'] });
   });
 
   it('supports the same claims when the observation is about their subject', () => {

@@ -1,11 +1,13 @@
 import type { Job } from 'bullmq';
-import type { JobEnvelope, OperationDef, OperationInput, OperationOutput } from '@vouch/contracts';
+import type { Actor, JobEnvelope, OperationDef, OperationInput, OperationOutput } from '@vouch/contracts';
 import type { z } from 'zod';
 import type { Logger } from './logger.js';
 
 /** What a handler gets besides its validated input. */
 export interface HandlerContext {
   tenant: string;
+  /** The agent the caller's API key carries (set by the gateway), or undefined for a job that came another way. */
+  actor: Actor | undefined;
   requestId: string | undefined;
   job: Job<JobEnvelope>;
   logger: Logger;

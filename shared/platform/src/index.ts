@@ -11,6 +11,7 @@ export * from './postgres.js';
 export * from './metrics.js';
 export * from './handlers.js';
 export * from './failure-kind.js';
+export * from './classify-ollama-failure.js';
 export * from './worker.js';
 export * from './worker-presence.js';
 export * from './health.js';

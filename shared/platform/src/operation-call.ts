@@ -5,11 +5,13 @@ import {
   ConflictError,
   DependencyError,
   ERROR_CODES,
+  ForbiddenError,
   NotFoundError,
   VouchError,
   decodeJobError,
   describeFieldIssues,
   fieldIssuesFromZod,
+  type Actor,
   type ErrorBody,
   type JobEnvelope,
   type OperationDef,
@@ -27,7 +29,8 @@ import { closeRedis, consumerRedisOptions, createProducerRedis } from './redis.j
  * DependencyError, which a calling job retries with backoff.
  */
 export interface OperationCaller {
-  call<Op extends OperationDef>(op: Op, tenant: string, input: z.input<Op['input']>, opts?: { timeoutMs?: number; requestId?: string }): Promise<z.output<Op['output']>>;
+  /** `actor`: the agent the call acts for, passed on from the calling job's own envelope; without it the callee may read but not act as an agent. */
+  call<Op extends OperationDef>(op: Op, tenant: string, input: z.input<Op['input']>, opts?: { timeoutMs?: number; requestId?: string; actor?: Actor }): Promise<z.output<Op['output']>>;
   close(): Promise<void>;
 }
 
@@ -40,6 +43,8 @@ export function errorFromJobBody(body: ErrorBody): VouchError {
       return new NotFoundError(body.message, body.details);
     case ERROR_CODES.conflict:
       return new ConflictError(body.message, body.details);
+    case ERROR_CODES.forbidden:
+      return new ForbiddenError(body.message, { ...(body.fields ? { fields: body.fields } : {}), ...(body.details ? { details: body.details } : {}) });
     case ERROR_CODES.dependencyUnavailable:
       return new DependencyError(body.message);
     default:
@@ -93,7 +98,7 @@ export function createOperationCaller(opts: { redisUrl: string; prefix: string; 
         if (producer.status !== 'ready') throw new Error('Redis is not connected');
         job = await queueOf(queueName).add(
           op.name,
-          { tenant, input: parsed.data, ...(callOpts.requestId ? { requestId: callOpts.requestId } : {}) },
+          { tenant, input: parsed.data, ...(callOpts.actor ? { actor: callOpts.actor } : {}), ...(callOpts.requestId ? { requestId: callOpts.requestId } : {}) },
           {
             jobId: `s${randomUUID().replace(/-/g, '')}`,
             attempts: op.retry?.attempts ?? 3,

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import {
+  ActorSchema,
   ERROR_CODES,
   SYSTEM_JOBS,
   VouchError,
@@ -156,12 +157,16 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
     if (!envelope || typeof envelope.tenant !== 'string' || envelope.tenant === '') {
       throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.badInput, message: `${op.name}: job data has no tenant; jobs must be enqueued through the gateway` }));
     }
+    const actor = envelope.actor === undefined ? undefined : ActorSchema.safeParse(envelope.actor);
+    if (actor && !actor.success) {
+      throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.badInput, message: `${op.name}: job data has a malformed actor; jobs must be enqueued through the gateway` }));
+    }
     const parsed = op.input.safeParse(envelope.input);
     if (!parsed.success) throw new UnrecoverableError(encodeJobError(badInput(op, parsed.error.issues)));
-    const jobLogger = logger.child({ op: op.name, jobId: job.id, tenant: envelope.tenant, requestId: envelope.requestId, attempt: job.attemptsMade + 1 });
+    const jobLogger = logger.child({ op: op.name, jobId: job.id, tenant: envelope.tenant, ...(actor?.data ? { agent: actor.data.agent } : {}), requestId: envelope.requestId, attempt: job.attemptsMade + 1 });
     let output: unknown;
     try {
-      output = await handler.handle(parsed.data, { tenant: envelope.tenant, requestId: envelope.requestId, job, logger: jobLogger });
+      output = await handler.handle(parsed.data, { tenant: envelope.tenant, actor: actor?.data, requestId: envelope.requestId, job, logger: jobLogger });
     } catch (err) {
       const failure = toJobFailure(err, { service: opts.service, op, jobId: job.id, requestId: envelope.requestId });
       // The full error stays here, under the job and request id the caller's answer names.

@@ -48,6 +48,8 @@ describe('startServiceWorker', () => {
   let sw: ServiceWorker;
   const metrics = createMetrics({ service: 'bootstrap-test', collectDefaults: false });
   let flakyCalls = 0;
+  /** The actor each test.double job's handler saw, by n. */
+  const actors = new Map<number, unknown>();
 
   beforeAll(async () => {
     prefix = await useTestPrefix('bootstrap');
@@ -61,7 +63,8 @@ describe('startServiceWorker', () => {
       queue: QUEUE,
       operations: [double, flaky, broken],
       handlers: [
-        handle(double, async ({ n }) => {
+        handle(double, async ({ n }, ctx) => {
+          actors.set(n, ctx.actor);
           if (n === 404) throw new NotFoundError('no such n: list them first');
           return { doubled: n * 2 };
         }),
@@ -127,6 +130,21 @@ describe('startServiceWorker', () => {
     const job = await queue.add('test.flaky', { tenant: 't1', input: { n: 5 } }, { attempts: 3, backoff: { type: 'exponential', delay: 20 } });
     expect(await job.waitUntilFinished(events, 10_000)).toEqual({ doubled: 10 });
     expect((await queue.getJob(job.id!))!.attemptsMade).toBe(2);
+  });
+
+  it('hands the handler the actor the gateway put on the job, none when there is none, and refuses a malformed one', async () => {
+    const withActor = await queue.add('test.double', { tenant: 't1', input: { n: 7 }, actor: { agent: 'worker-1', keyId: 'k0000000001' } });
+    await withActor.waitUntilFinished(events, 10_000);
+    expect(actors.get(7)).toEqual({ agent: 'worker-1', keyId: 'k0000000001' });
+    const without = await queue.add('test.double', { tenant: 't1', input: { n: 8 } });
+    await without.waitUntilFinished(events, 10_000);
+    expect(actors.has(8)).toBe(true);
+    expect(actors.get(8)).toBeUndefined();
+    const malformed = await queue.add('test.double', { tenant: 't1', input: { n: 9 }, actor: { agent: 'Not An Agent', keyId: 'k' } }, { attempts: 3 });
+    const { job: failed, error } = await failure(malformed.id!);
+    expect(failed.attemptsMade).toBe(1);
+    expect(error).toEqual({ code: 'BAD_INPUT', message: 'test.double: job data has a malformed actor; jobs must be enqueued through the gateway' });
+    expect(actors.has(9)).toBe(false);
   });
 
   it('rejects a job without a tenant and a handler output that breaks the contract', async () => {

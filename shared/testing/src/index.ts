@@ -20,6 +20,8 @@ export type {
   OllamaScriptedToolCall,
   RecordedRequest,
 } from './ollama-reply.js';
+export { MALFORMED_BODY, MALFORMED_CONTENT, OLLAMA_FAILURE_MODES, OLLAMA_RUNNER_ERROR, startOllamaFailureRig } from './ollama-failures.js';
+export type { OllamaFailureMode, OllamaFailureRig } from './ollama-failures.js';
 export { DEFAULT_OLLAMA_TEST_MODELS, canonicalModelName } from './ollama-test-models.js';
 export type { OllamaCapability, OllamaModelDetails, OllamaTestModel } from './ollama-test-models.js';
 
@@ -56,6 +58,7 @@ export type { ImageColor, ImageSpec } from './images.js';
 
 export { TsProcesses, eventually, spawnTsProcess } from './child-process.js';
 export { JobFailed, QueueJobs } from './queue-jobs.js';
+export { testActor } from './actors.js';
 export { startServiceUnderTest } from './service-under-test.js';
 export type { ServiceUnderTest, ServiceUnderTestOptions } from './service-under-test.js';
 export { metricValue } from './metrics.js';

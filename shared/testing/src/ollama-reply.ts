@@ -76,6 +76,13 @@ export interface OllamaReply {
   /** Fail before anything is sent: this status and `{"error": message}`. */
   error?: { status: number; message: string };
   /**
+   * Answer 200 with this text as the whole body, under Ollama's JSON content
+   * type, instead of the answer object: a body cut short or garbled on the
+   * way (e.g. `{"model":"m","message":{"ro`), which the client cannot parse.
+   * Streamed or not, nothing else is sent.
+   */
+  malformedBody?: string;
+  /**
    * Fail after the chunks: streamed, a final `{"error": ...}` line under the
    * 200 already sent; not streamed, a 500 with the error (as Ollama does).
    */

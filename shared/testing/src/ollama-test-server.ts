@@ -278,6 +278,7 @@ export async function startOllamaTestServer(opts: OllamaTestServerOptions = {}):
     const reply = await pickReply(call);
     await sleep(reply.delayMs ?? 0);
     if (reply.error) throw runnerFailure(reply.error.status, reply.error.message);
+    if (reply.malformedBody !== undefined) return send(res, 200, reply.malformedBody, stream ? 'application/x-ndjson' : JSON_TYPE);
 
     const chunks = reply.chunks ?? splitIntoChunks(reply.content ?? (reply.json !== undefined ? JSON.stringify(reply.json) : ''));
     const content = chunks.join('');

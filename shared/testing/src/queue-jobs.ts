@@ -1,5 +1,5 @@
 import { Queue, QueueEvents, type Job } from 'bullmq';
-import { decodeJobError, type ErrorBody, type JobEnvelope, type QueueName } from '@vouch/contracts';
+import { decodeJobError, type Actor, type ErrorBody, type JobEnvelope, type QueueName } from '@vouch/contracts';
 import { TEST_REDIS_URL } from './test-env.js';
 
 /** A failed job's typed error, as the gateway would decode it. */
@@ -14,8 +14,8 @@ export class JobFailed extends Error {
 
 /**
  * Adds jobs to one service queue as the gateway does (an envelope with the
- * tenant, three attempts) and waits for them: a service's tests without a
- * gateway in front.
+ * tenant and, where given, the actor a key would carry (testActor); three
+ * attempts) and waits for them: a service's tests without a gateway in front.
  */
 export class QueueJobs {
   readonly queue: Queue<JobEnvelope>;
@@ -31,12 +31,12 @@ export class QueueJobs {
     await this.events.waitUntilReady();
   }
 
-  add(operation: string, tenant: string, input: unknown, opts: { jobId?: string; attempts?: number } = {}): Promise<Job<JobEnvelope>> {
-    return this.queue.add(operation, { tenant, input }, { jobId: opts.jobId ?? `t${process.pid}-${Date.now()}-${++this.n}`, attempts: opts.attempts ?? 3, backoff: { type: 'fixed', delay: 100 } });
+  add(operation: string, tenant: string, input: unknown, opts: { jobId?: string; attempts?: number; actor?: Actor } = {}): Promise<Job<JobEnvelope>> {
+    return this.queue.add(operation, { tenant, input, ...(opts.actor ? { actor: opts.actor } : {}) }, { jobId: opts.jobId ?? `t${process.pid}-${Date.now()}-${++this.n}`, attempts: opts.attempts ?? 3, backoff: { type: 'fixed', delay: 100 } });
   }
 
   /** Runs an operation and returns its result, or throws JobFailed with the typed error. */
-  async run<T = unknown>(operation: string, tenant: string, input: unknown, opts: { jobId?: string; attempts?: number } = {}): Promise<T> {
+  async run<T = unknown>(operation: string, tenant: string, input: unknown, opts: { jobId?: string; attempts?: number; actor?: Actor } = {}): Promise<T> {
     return this.wait<T>(await this.add(operation, tenant, input, opts));
   }
 

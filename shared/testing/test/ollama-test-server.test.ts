@@ -157,6 +157,15 @@ describe('Ollama test server, driven by the real ollama client', () => {
     expect(error.message).toBe('Did not receive done or success response in stream.');
   });
 
+  it('a malformed body is a 200 the client cannot parse', async () => {
+    server.reply({ malformedBody: '{"model":"llava:7b","message":{"ro' });
+    const res = await fetch(`${server.url}/api/chat`, { method: 'POST', body: JSON.stringify({ model: 'llava:7b', messages: [{ role: 'user', content: 'hi' }], stream: false }) });
+    expect([res.status, res.headers.get('content-type'), await res.text()]).toEqual([200, 'application/json; charset=utf-8', '{"model":"llava:7b","message":{"ro']);
+    const error = await rejection(ollama.chat({ model: 'llava:7b', messages: [{ role: 'user', content: 'hi' }] }));
+    expect(error.name).toBe('SyntaxError');
+    expect(server.calls).toHaveLength(2);
+  });
+
   it('images passed as Buffers arrive base64-encoded', async () => {
     const png = await makePng({ width: 4, height: 4, color: '#00ff00' });
     server.reply((call) => `saw ${call.images.length} image(s)`);

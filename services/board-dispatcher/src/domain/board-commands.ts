@@ -2,12 +2,15 @@ import {
   BOARD_LIMITS,
   BadInputError,
   ConflictError,
+  DISPATCHER_AGENT,
+  ForbiddenError,
   NotFoundError,
   type BlockReason,
   type BoardEvidence,
   type BoardEvidenceInput,
   type BoardPolicy,
   type BoardScope,
+  type BoardVisibility,
   type CardPriority,
   type CardReview,
   type CardStatus,
@@ -19,7 +22,7 @@ import { assertTransition, describeAllowed, isTerminal, type TransitionTrigger }
 import { closestIds } from './closest-ids.js';
 import { dependencyGraph, dependenciesVerified, dependentsOf, findCycle } from './dependency-graph.js';
 import { BoardBatch, type BoardState, type CardState } from './replay-board.js';
-import { ruleVerify, type RuleVerdict } from './verify-card.js';
+import { ruleVerify, supportByQuotes, type QuotedRequirement, type RuleVerdict } from './verify-card.js';
 
 /**
  * Commands decide, from the current state and a validated input, which events
@@ -85,21 +88,25 @@ export interface CreateBoardCommand {
   scope: BoardScope;
   owner: string;
   policy: BoardPolicy;
+  /** admin when left out. */
+  visibility?: BoardVisibility;
   at: string;
 }
 
-/** Creates a board. Creating it again with the same title, scope and owner is a no-op that returns it. */
+/** Creates a board. Creating it again with the same title, scope, owner and visibility is a no-op that returns it. */
 export function createBoard(state: BoardState | undefined, cmd: CreateBoardCommand): Decision & { alreadyCreated: boolean } {
   if (state) {
-    const same = state.title === cmd.title && state.owner === cmd.owner && state.scope.kind === cmd.scope.kind && state.scope.ref === cmd.scope.ref;
+    // A public board asked for again as admin (or the reverse) is another board: answering with it would change who its answer is for.
+    const same =
+      state.title === cmd.title && state.owner === cmd.owner && state.scope.kind === cmd.scope.kind && state.scope.ref === cmd.scope.ref && state.visibility === (cmd.visibility ?? 'admin');
     if (same) return { events: [], state, alreadyCreated: true };
-    throw new ConflictError(`board "${cmd.boardId}" already exists with another title, scope or owner: choose another boardId, or read this one with board.show`, {
+    throw new ConflictError(`board "${cmd.boardId}" already exists with another title, scope, owner or visibility: choose another boardId, or read this one with board.show`, {
       boardId: cmd.boardId,
       version: state.version,
     });
   }
   const batch = new BoardBatch(undefined);
-  batch.emit({ type: 'board_created', at: cmd.at, boardId: cmd.boardId, title: cmd.title, goal: cmd.goal, scope: cmd.scope, owner: cmd.owner, policy: cmd.policy });
+  batch.emit({ type: 'board_created', at: cmd.at, boardId: cmd.boardId, title: cmd.title, goal: cmd.goal, scope: cmd.scope, owner: cmd.owner, policy: cmd.policy, visibility: cmd.visibility ?? 'admin' });
   return { ...done(batch), alreadyCreated: false };
 }
 
@@ -445,9 +452,26 @@ export function claimCard(current: BoardState | undefined, boardId: string, cmd:
   return done(batch);
 }
 
+/**
+ * A claim is acted on only by the agent that holds it: a token that reached
+ * another agent's key does not let that key heartbeat or submit (and so be
+ * recorded as having done the work).
+ */
+export function requireClaimHolder(card: CardState, agent: string, what: 'heartbeat' | 'submit'): CardState {
+  const holder = card.claim?.by;
+  if (holder !== undefined && holder !== agent) {
+    throw new ForbiddenError(`${holder} holds the claim on card ${card.id}, and this key acts as agent ${agent}: ${what} with ${holder}'s own key`, {
+      details: { cardId: card.id, holder, keyAgent: agent },
+    });
+  }
+  return card;
+}
+
 export interface SubmitCommand {
   cardId: string;
   claimToken: string;
+  /** The agent of the caller's key: it must hold the claim. */
+  by: string;
   outcome: 'completed' | 'failed';
   summary: string;
   evidence: BoardEvidenceInput[];
@@ -470,7 +494,7 @@ function endAttempt(batch: BoardBatch, state: BoardState, card: CardState, trigg
 
 export function submitCard(current: BoardState | undefined, boardId: string, cmd: SubmitCommand): Decision {
   const state = requireBoard(current, boardId);
-  const card = requireClaim(state, boardId, cmd.cardId, cmd.claimToken, 'submitting it');
+  const card = requireClaimHolder(requireClaim(state, boardId, cmd.cardId, cmd.claimToken, 'submitting it'), cmd.by, 'submit');
   const by = card.claim!.by;
   const items = checkEvidence(state, card, cmd.evidence, 'evidence').map((e) => ({ ...e, attachedBy: by, at: cmd.at }));
   if (cmd.outcome === 'completed' && card.evidence.length + items.length === 0) throw completionWithoutEvidence(state, card);
@@ -486,7 +510,7 @@ export function expireClaim(current: BoardState, cmd: { cardId: string; claimTok
   const card = current.cards[cmd.cardId];
   if (!card || card.status !== 'running' || card.claim?.token !== cmd.claimToken) return { events: [], state: current };
   const batch = new BoardBatch(current);
-  endAttempt(batch, current, card, 'claim_expired', 'dispatcher', `no heartbeat from ${card.claim.by} within the claim lease`, cmd.at);
+  endAttempt(batch, current, card, 'claim_expired', DISPATCHER_AGENT, `no heartbeat from ${card.claim.by} within the claim lease`, cmd.at);
   return done(batch);
 }
 
@@ -494,30 +518,44 @@ export function expireClaim(current: BoardState, cmd: { cardId: string; claimTok
 
 export interface ReviewCommand {
   cardId: string;
+  /** Who decided: the agent of the caller's key, or the built-in verifier that key asked (decision auto). */
   reviewer: string;
+  /** With the built-in verifier: the agent whose key asked it. */
+  requestedBy?: string | undefined;
   decision: 'approve' | 'request_changes';
   missing: string[];
   notes: string;
   verifier?: CardReview['verifier'];
+  /** The built-in verifier's LLM quotes: requirements it showed with an item's own words, which the judge checks again here. */
+  quotes?: readonly QuotedRequirement[];
   at: string;
 }
 
-/** The rule check a review must pass before approving, for the handler to run before asking an LLM anything. */
-export function reviewableCard(current: BoardState | undefined, boardId: string, cmd: Pick<ReviewCommand, 'cardId' | 'reviewer' | 'decision'>): { card: CardState; rule: RuleVerdict } {
+/**
+ * The rule check a review must pass before approving, for the handler to run
+ * before asking an LLM anything. A review is independent or it is refused:
+ * unless the board allows self-verification, the agent that submitted the
+ * card may not review it in any way (approve, request changes, or ask the
+ * built-in verifier: `requestedBy`), so its key cannot steer its own verdict.
+ */
+export function reviewableCard(current: BoardState | undefined, boardId: string, cmd: Pick<ReviewCommand, 'cardId' | 'reviewer' | 'requestedBy' | 'decision'>): { card: CardState; rule: RuleVerdict } {
   const state = requireBoard(current, boardId);
   const card = requireCard(state, cmd.cardId);
   assertTransition(card, cmd.decision === 'approve' ? 'verified' : 'changes_requested', cmd.decision === 'approve' ? 'approve' : 'request_changes');
-  if (cmd.decision === 'approve' && cmd.reviewer === card.submittedBy && !state.policy.allowSelfVerify) {
-    throw new ConflictError(
-      `${cmd.reviewer} submitted card ${card.id} and may not verify it: the board's policy does not allow self-verification. Ask another verifier, or use decision auto for the built-in verifier`,
-      { cardId: card.id, status: card.status, reviewer: cmd.reviewer },
+  const asking = cmd.requestedBy ?? cmd.reviewer;
+  if (asking === card.submittedBy && !state.policy.allowSelfVerify) {
+    const what = cmd.requestedBy !== undefined ? 'ask the built-in verifier about it' : 'review it';
+    throw new ForbiddenError(
+      `${asking} submitted card ${card.id} and may not ${what}: the board's policy does not allow self-verification. Another agent's key must ask (approve, request_changes, or auto for the built-in verifier)`,
+      { details: { cardId: card.id, status: card.status, submittedBy: card.submittedBy, keyAgent: asking } },
     );
   }
   return { card, rule: ruleVerify(card) };
 }
 
 export function reviewCard(current: BoardState | undefined, boardId: string, cmd: ReviewCommand): Decision {
-  const { card, rule } = reviewableCard(current, boardId, cmd);
+  const { card, rule: ruleAlone } = reviewableCard(current, boardId, cmd);
+  const rule = cmd.quotes?.length ? supportByQuotes(card, ruleAlone, cmd.quotes) : ruleAlone;
   const state = current!;
   if (cmd.decision === 'approve' && rule.decision !== 'approve') {
     throw new ConflictError(`card ${card.id} cannot be verified: ${rule.reasons.join('; ')}. Request changes naming what is missing, or attach the evidence first`, {
@@ -528,6 +566,7 @@ export function reviewCard(current: BoardState | undefined, boardId: string, cmd
   }
   const review: CardReview = {
     reviewer: cmd.reviewer,
+    ...(cmd.requestedBy !== undefined ? { requestedBy: cmd.requestedBy } : {}),
     decision: cmd.decision,
     missing: cmd.decision === 'approve' ? [] : cmd.missing,
     notes: cmd.notes,

@@ -4,6 +4,7 @@ import {
   BoardEvidenceSchema,
   BoardPolicySchema,
   BoardScopeSchema,
+  BoardVisibilitySchema,
   CardLaneSchema,
   CardPrioritySchema,
   CardReviewSchema,
@@ -35,6 +36,8 @@ export const BoardCreatedEventSchema = z.object({
   scope: BoardScopeSchema,
   owner: z.string(),
   policy: BoardPolicySchema,
+  /** Boards created before visibility existed were all read by their operator: their events read as admin. */
+  visibility: BoardVisibilitySchema.default('admin'),
 });
 
 export const AddedCardSchema = z.object({

@@ -1,4 +1,4 @@
-import type { BlockReason, BoardDecision, BoardPolicy, BoardScope, Card, CardStatus, DecisionKind } from '@vouch/contracts';
+import type { BlockReason, BoardDecision, BoardPolicy, BoardScope, BoardVisibility, Card, CardStatus, DecisionKind } from '@vouch/contracts';
 import type { BoardEvent, NewBoardEvent } from './board-events.js';
 import { isTerminal, transitionAllowed, type TransitionTrigger } from './card-transitions.js';
 
@@ -29,6 +29,8 @@ export interface BoardState {
   scope: BoardScope;
   owner: string;
   policy: BoardPolicy;
+  /** Who the board's answer is for: the public form of board.synthesize leaves out paths, refs and internal ids. */
+  visibility: BoardVisibility;
   status: 'open' | 'done';
   version: number;
   createdAt: string;
@@ -291,6 +293,7 @@ function create(event: BoardEvent): BoardState {
     scope: { ...event.scope },
     owner: event.owner,
     policy: { ...event.policy },
+    visibility: event.visibility,
     status: 'open',
     version: 1,
     createdAt: event.at,

@@ -1,4 +1,5 @@
-import type { CardStatus } from '@vouch/contracts';
+import { BadInputError, type BlockReason, type BoardEvidenceKind, type BoardVisibility, type CardStatus } from '@vouch/contracts';
+import { boardRedaction, redactForPublic } from './redact-public.js';
 import { byUrgency } from './render-board.js';
 import type { BoardState, CardState } from './replay-board.js';
 
@@ -8,7 +9,16 @@ import type { BoardState, CardState } from './replay-board.js';
  * that is not verified, named with why. It never presents an unverified card
  * as done, and `complete` is true only when every card that was not cancelled
  * is verified.
+ *
+ * The text comes in two forms. admin names cards, evidence ids and refs, for
+ * the operator. public is for a public chat (the kanban work order's phase 5):
+ * each verified item's outcome from its title and its worker's submission,
+ * what is not done named in words, and nothing a worker wrote passes without
+ * redact-public.ts taking out paths, refs and internal ids. The structured
+ * fields name cards by id in both forms: they are for the caller to act on.
  */
+
+export type SynthesisForm = BoardVisibility;
 
 export interface UnresolvedCard {
   cardId: string;
@@ -18,6 +28,7 @@ export interface UnresolvedCard {
 }
 
 export interface Synthesis {
+  form: SynthesisForm;
   complete: boolean;
   text: string;
   verified: Array<{ cardId: string; title: string; evidenceIds: string[] }>;
@@ -55,27 +66,101 @@ export function unresolvedCards(state: BoardState): UnresolvedCard[] {
     .map((c) => ({ cardId: c.id, title: c.title, status: c.status, reason: unresolvedReason(state, c) }));
 }
 
-export function synthesizeBoard(state: BoardState): Synthesis {
-  const verifiedCards = state.order.map((id) => state.cards[id]!).filter((c) => c.status === 'verified');
-  const unresolved = unresolvedCards(state);
+const BLOCKED_WORDS: Record<BlockReason, string> = {
+  awaiting_input: 'waiting for input',
+  external_dependency: 'waiting on something outside this work',
+  dependency_cancelled: 'something it needed was cancelled',
+  repeated_failures: 'it failed repeatedly',
+  needs_split: 'it needs to be broken down',
+  no_assignee: 'nobody is working on it',
+  other: 'blocked',
+};
+
+/** Why an item is not done, in words for a public answer: no agent names, no ids, never "done". */
+export function publicReason(state: BoardState, card: CardState): string {
+  switch (card.status) {
+    case 'blocked':
+      return card.blockReason ? BLOCKED_WORDS[card.blockReason] : 'blocked';
+    case 'submitted':
+      return 'waiting for review';
+    case 'changes_requested':
+      return 'needs more evidence';
+    case 'running':
+      return 'in progress';
+    case 'todo':
+      return card.dependsOn.some((d) => state.cards[d]?.status !== 'verified') ? 'waiting on other items' : 'not started';
+    default:
+      return 'not started';
+  }
+}
+
+const EVIDENCE_WORDS: Record<BoardEvidenceKind, string> = {
+  tool_result: 'tool output',
+  file: 'file',
+  url: 'web page',
+  message: 'message',
+  verification_note: 'verification note',
+};
+
+function adminText(state: BoardState, verifiedCards: readonly CardState[], unresolved: readonly UnresolvedCard[], complete: boolean): string {
   const cancelled = state.order.filter((id) => state.cards[id]!.status === 'cancelled').length;
-  const complete = verifiedCards.length > 0 && unresolved.length === 0;
   const lines: string[] = [];
   lines.push(complete ? `${state.title}: done. Every card is verified.` : `${state.title}: not done. ${verifiedCards.length} of ${state.order.length - cancelled} cards are verified.`);
   if (verifiedCards.length) {
     lines.push('', 'Verified:');
     for (const card of verifiedCards) {
-      const ids = card.evidence.map((e) => e.id);
-      lines.push(`- ${card.title}: ${card.submission ?? 'verified'} [evidence ${ids.join(', ')}]`);
+      const evidence = card.evidence.map((e) => (e.ref ? `${e.id} (${e.ref})` : e.id));
+      lines.push(`- ${card.id} ${card.title}: ${card.submission ?? 'verified'} [evidence ${evidence.join(', ')}]`);
     }
   }
   if (unresolved.length) {
     lines.push('', 'Not verified (do not present these as done):');
     for (const u of unresolved) lines.push(`- ${u.cardId} ${u.title}: ${u.reason}`);
   }
+  return lines.join('\n');
+}
+
+function publicText(state: BoardState, verifiedCards: readonly CardState[], unresolved: readonly UnresolvedCard[], complete: boolean): string {
+  const redaction = boardRedaction(state);
+  const safe = (text: string) => redactForPublic(text, redaction);
+  const open = unresolved.map((u) => state.cards[u.cardId]!);
+  const counted = verifiedCards.length + open.length;
+  const lines: string[] = [];
+  lines.push(complete ? `${safe(state.title)}: done, every item verified.` : `${safe(state.title)}: not done yet, ${verifiedCards.length} of ${counted} ${counted === 1 ? 'item' : 'items'} verified.`);
+  if (verifiedCards.length) {
+    lines.push('', 'Verified:');
+    for (const card of verifiedCards) {
+      const outcome = card.submission ? safe(card.submission) : '';
+      const kinds = [...new Set(card.evidence.map((e) => EVIDENCE_WORDS[e.kind]))];
+      lines.push(`- ${safe(card.title)}${outcome ? `: ${outcome}` : ''} (evidence: ${kinds.join(', ')})`);
+    }
+  }
+  if (open.length) {
+    lines.push('', `${open.length} ${open.length === 1 ? 'item is' : 'items are'} not done:`);
+    for (const card of open) lines.push(`- ${safe(card.title)} (${publicReason(state, card)})`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * The board's answer in `form` (the board's visibility when left out). A
+ * public board's answer is public only: its internals stay out of a public
+ * chat even when a caller asks for them (board.show is how an admin inspects it).
+ */
+export function synthesizeBoard(state: BoardState, form: SynthesisForm = state.visibility): Synthesis {
+  if (form === 'admin' && state.visibility === 'public') {
+    throw new BadInputError(
+      `board "${state.boardId}" is public: its answer comes only in the public form, so paths, refs and internal ids stay out of public chats. Leave form out (or pass public); to inspect the board, use board.show`,
+      [{ path: 'form', message: 'admin is refused on a public board: leave form out or pass public' }],
+    );
+  }
+  const verifiedCards = state.order.map((id) => state.cards[id]!).filter((c) => c.status === 'verified');
+  const unresolved = unresolvedCards(state);
+  const complete = verifiedCards.length > 0 && unresolved.length === 0;
   return {
+    form,
     complete,
-    text: lines.join('\n'),
+    text: form === 'admin' ? adminText(state, verifiedCards, unresolved, complete) : publicText(state, verifiedCards, unresolved, complete),
     verified: verifiedCards.map((c) => ({ cardId: c.id, title: c.title, evidenceIds: c.evidence.map((e) => e.id) })),
     unresolved,
   };

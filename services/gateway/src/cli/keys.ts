@@ -1,19 +1,20 @@
 /**
- * API key administration: `npm run keys -- create --tenant NAME [--scopes a,b] [--name LABEL] [--json]`,
+ * API key administration: `npm run keys -- create --tenant NAME [--agent AGENT] [--scopes a,b] [--name LABEL] [--json]`,
  * `npm run keys -- create --operator [--name LABEL] [--json]` (the queue dashboard's credential),
  * `npm run keys -- list [--tenant NAME] [--json]`, `npm run keys -- revoke ID`.
  * Reads DATABASE_URL (and DB_SCHEMA) like the gateway, defaulting to the local
  * stack's Postgres as `scripts/up.sh` does; applies the gateway's migrations first.
  */
 import { parseArgs } from 'node:util';
-import { SCOPES, type Scope } from '@vouch/contracts';
+import { OPERATOR_TENANT, SCOPES, keyAgentProblem, type Scope } from '@vouch/contracts';
 import { commonEnvSchema, createPool, createProducerRedis, defaultSchema, loadConfigOrExit, redactUrl, runMigrations, startOrExit, withLocalStack } from '@vouch/platform';
 import { API_KEY_CACHE_TTL_MS, announceRevocation } from '../api-key-cache.js';
 import { createApiKey, createOperatorKey, listApiKeys, revokeApiKey } from '../api-keys.js';
 import { MIGRATIONS_DIR } from '../gateway.js';
 
 const USAGE = `usage:
-  npm run keys -- create --tenant NAME [--scopes ${SCOPES.join(',')}] [--name LABEL] [--json]
+  npm run keys -- create --tenant NAME [--agent AGENT] [--scopes ${SCOPES.join(',')}] [--name LABEL] [--json]
+                                  (--agent: who the key acts as on boards and ledgers; default key-<key id>)
   npm run keys -- create --operator [--name LABEL] [--json]     (opens /admin/queues; reaches no tenant's operations)
   npm run keys -- list [--tenant NAME] [--json]
   npm run keys -- revoke KEY_ID`;
@@ -34,13 +35,27 @@ const { values, positionals } = (() => {
   try {
     return parseArgs({
       allowPositionals: true,
-      options: { tenant: { type: 'string' }, operator: { type: 'boolean', default: false }, scopes: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean', default: false } },
+      options: {
+        tenant: { type: 'string' },
+        agent: { type: 'string' },
+        operator: { type: 'boolean', default: false },
+        scopes: { type: 'string' },
+        name: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
     });
   } catch (err) {
     return fail((err as Error).message);
   }
 })();
 const [command, ...rest] = positionals;
+
+// Checked before Postgres is touched: a reserved or malformed agent name is a usage error, whatever the database.
+if (command === 'create' && values.agent !== undefined) {
+  if (values.operator) fail('an operator key acts as no agent: drop --agent');
+  const problem = keyAgentProblem(values.agent);
+  if (problem) fail(`--agent ${JSON.stringify(values.agent)}: ${problem}`);
+}
 
 const schema = env.DB_SCHEMA ?? defaultSchema('gateway');
 // Most often Postgres is not running: one line saying where it was looked for and how to fix it (exit 78).
@@ -57,19 +72,20 @@ try {
     try {
       created = values.operator
         ? await createOperatorKey(pool, values.name ? { name: values.name } : {})
-        : await createApiKey(pool, { tenant: values.tenant!, ...(scopes ? { scopes } : {}), ...(values.name ? { name: values.name } : {}) });
+        : await createApiKey(pool, { tenant: values.tenant!, ...(scopes ? { scopes } : {}), ...(values.name ? { name: values.name } : {}), ...(values.agent !== undefined ? { agent: values.agent } : {}) });
     } catch (err) {
       fail((err as Error).message);
     }
     if (values.json) console.log(JSON.stringify({ ...created.record, key: created.key }));
     else {
       console.log(created.key);
-      console.error(`created key ${created.record.id} for tenant ${created.record.tenant} (scopes: ${created.record.scopes.join(', ')}); it is shown only now: store it`);
+      const acts = values.operator ? '' : `, acting as agent ${created.record.agent}${created.record.agentNamed ? '' : ' (no --agent given)'}`;
+      console.error(`created key ${created.record.id} for tenant ${created.record.tenant}${acts} (scopes: ${created.record.scopes.join(', ')}); it is shown only now: store it`);
     }
   } else if (command === 'list') {
     const keys = await listApiKeys(pool, values.tenant);
     if (values.json) console.log(JSON.stringify(keys));
-    else for (const k of keys) console.log([k.id, k.tenant, k.scopes.join(','), k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.name ?? ''].join('\t'));
+    else for (const k of keys) console.log([k.id, k.tenant, `agent=${k.tenant === OPERATOR_TENANT ? '-' : k.agent}`, k.scopes.join(','), k.revokedAt ? `revoked ${k.revokedAt}` : 'active', k.name ?? ''].join('\t'));
   } else if (command === 'revoke') {
     const id = rest[0] ?? fail('revoke needs the key id (see `npm run keys -- list`)');
     if (!(await revokeApiKey(pool, id))) fail(`no key with id ${id}`);

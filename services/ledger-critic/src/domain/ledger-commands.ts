@@ -11,13 +11,14 @@ import {
   type CritiqueOutcome,
   type CritiqueRecord,
   type EvidenceInput,
+  type LlmClaimJudgement,
   type OpenItem,
   type PacketClaim,
   type ReviewPolicy,
 } from '@vouch/contracts';
 import { combineVerdicts, planLlmCritic, type LlmCriticPlan } from './combine-verdicts.js';
 import { buildCriticPacket, buildCriticPrompt, type CriticPrompt } from './critic-packet.js';
-import { deriveClaims, type DerivedClaim, observeEvidence, type ObservationFeatures, type StoredObservation, candidateSeqs, findCandidates, indexEvidence, judgeCandidates, readEvidenceInMemory, unresolvedFailures, type ClaimCandidates, type EvidenceIndex, type FeaturesBySeq } from '@vouch/judge';
+import { checkQuotedSupport, describeObservation, isBlockingFailure, deriveClaims, type DerivedClaim, observeEvidence, type ObservationFeatures, type StoredObservation, candidateSeqs, findCandidates, indexEvidence, judgeCandidates, readEvidenceInMemory, unresolvedFailures, type ClaimCandidates, type EvidenceIndex, type FeaturesBySeq } from '@vouch/judge';
 import type { LedgerEvent } from './ledger-events.js';
 import { checkClaimJudgements, toCritiqueVerdict, type LlmVerdict } from './llm-verdict.js';
 import { applyEvents, type LedgerState } from './replay-ledger.js';
@@ -159,6 +160,8 @@ export interface CompletionReview {
   rule: CritiqueVerdict;
   packet: CriticPacket;
   llm: LlmCriticPlan;
+  /** The latest observation, when it says the agent needs a person or a permission to go on. */
+  latestBlocker?: string;
   /** The LLM critic's prompt, when it should run. */
   prompt?: CriticPrompt;
 }
@@ -196,7 +199,7 @@ export function draftCompletionReview(state: LedgerState | undefined, cmd: Propo
     openItems: [...cmd.openItems],
     proposedAt: cmd.at,
   };
-  const claims = deriveClaims({ goal: ledger.goal, summary: cmd.summary, visibleAnswer: proposal.visibleAnswer }, { cycle });
+  const claims = deriveClaims({ goal: ledger.goal, summary: cmd.summary, visibleAnswer: proposal.visibleAnswer }, { cycle, policy: ledger.policy });
   return { kind: 'draft', draft: { ledger, cycle, proposal, claims } };
 }
 
@@ -220,10 +223,33 @@ export function planCompletionReview(draft: ReviewDraft, found: ReviewCandidates
   const { ledger, cycle, proposal } = draft;
   const claims = judgeCandidates(found.claims, found.index, features, ledger.policy);
   const failures = unresolvedFailures(found.index);
-  const rule = ruleCritic({ claims, openItems: proposal.openItems, policy: ledger.policy });
+  const latestBlocker = latestNeedsPerson(ledger.evidence);
+  const rule = ruleCritic({ claims, openItems: proposal.openItems, policy: ledger.policy, ...(latestBlocker ? { latestBlocker } : {}) });
   const packet = buildCriticPacket({ state: ledger, cycle, claims, openItems: proposal.openItems, failures, floor: rule });
   const llm = planLlmCritic(ledger.policy, rule.decision, opts.llmConfigured);
-  return { baseVersion: ledger.version, evidenceSeen: ledger.evidence.length, cycle, proposal, claims, failures, rule, packet, llm, ...(llm.run ? { prompt: buildCriticPrompt(packet) } : {}) };
+  return {
+    baseVersion: ledger.version,
+    evidenceSeen: ledger.evidence.length,
+    cycle,
+    proposal,
+    claims,
+    failures,
+    rule,
+    packet,
+    llm,
+    ...(latestBlocker ? { latestBlocker } : {}),
+    ...(llm.run ? { prompt: buildCriticPrompt(packet) } : {}),
+  };
+}
+
+/** The latest observation, when it says the agent cannot go on without a person or a permission. */
+function latestNeedsPerson(evidence: readonly CompletionEvidence[]): string | undefined {
+  for (let i = evidence.length - 1; i >= 0; i--) {
+    const item = evidence[i] as CompletionEvidence;
+    if (item.kind === 'critic_feedback') continue;
+    return isBlockingFailure(item) ? describeObservation(item) : undefined;
+  }
+  return undefined;
 }
 
 /**
@@ -259,6 +285,34 @@ export function reviewStanding(state: LedgerState, review: CompletionReview): Re
 }
 
 /**
+ * Claims the rules left unverified or unsupported that the LLM critic found
+ * entailed, with a quote the judge accepts (checkQuotedSupport): supported,
+ * decided by the quote. A contradicted or blocked claim stays as it is: a
+ * quote cannot outweigh a failure the rules saw.
+ */
+export function supportByQuotes(claims: readonly CompletionClaim[], judgements: readonly LlmClaimJudgement[], evidence: ReadonlyMap<string, CompletionEvidence>): CompletionClaim[] {
+  let changed = false;
+  const out = claims.map((claim) => {
+    if (!claim.requiresEvidence || (claim.status !== 'unverified' && claim.status !== 'unsupported')) return claim;
+    const j = judgements.find((x) => x.claimId === claim.id && x.verdict === 'entails' && x.quoteFound && x.quote !== undefined);
+    if (!j || j.quote === undefined) return claim;
+    const checked = checkQuotedSupport(claim, j.quote, j.evidenceId === undefined ? undefined : evidence.get(j.evidenceId));
+    if (!checked.ok) return claim;
+    changed = true;
+    return {
+      ...claim,
+      status: 'supported' as const,
+      statusReason: `shown by ${checked.span.evidenceId}, quoted by the LLM critic and checked by the judge: "${checked.span.text}"`,
+      missingFeatures: [],
+      evidenceIds: claim.evidenceIds.includes(checked.span.evidenceId) ? claim.evidenceIds : [...claim.evidenceIds, checked.span.evidenceId],
+      evidenceSpans: [checked.span],
+      decidedBy: 'llm_quote' as const,
+    };
+  });
+  return changed ? out : (claims as CompletionClaim[]);
+}
+
+/**
  * Combines the verdicts, applies terminal discipline and emits the review's
  * events at the ledger's head, which may be past the version the review read.
  * `concludedAt` is when it concludes (the proposal time when absent).
@@ -270,12 +324,17 @@ export function concludeCompletionReview(state: LedgerState, review: CompletionR
       version: state.version,
     });
   }
-  const judgements = llm.ran && 'verdict' in llm ? checkClaimJudgements(llm.verdict, new Map(state.evidence.map((e) => [e.id, e]))) : [];
-  const llmVerdict = llm.ran && 'verdict' in llm ? toCritiqueVerdict(llm.verdict, review.claims, judgements) : undefined;
-  const combined = combineVerdicts(review.rule, llmVerdict);
+  const evidenceById = new Map(state.evidence.map((e) => [e.id, e]));
+  const judgements = llm.ran && 'verdict' in llm ? checkClaimJudgements(llm.verdict, evidenceById) : [];
+  // The LLM may support a claim the rules could not see, with a quote the judge checks; the floor is then taken again.
+  const claims = supportByQuotes(review.claims, judgements, evidenceById);
+  const floor = claims === review.claims ? review.rule : ruleCritic({ claims, openItems: review.proposal.openItems, policy: state.policy, ...(review.latestBlocker ? { latestBlocker: review.latestBlocker } : {}) });
+  const llmVerdict = llm.ran && 'verdict' in llm ? toCritiqueVerdict(llm.verdict, claims, judgements) : undefined;
+  const combined = combineVerdicts(floor, llmVerdict);
   const terminal = statusAfterCritique(combined.decision, review.cycle, state.cycleBudget);
   const critics: CriticRuns = {
     rule: { decision: review.rule.decision, reasons: review.rule.reasons },
+    ...(floor !== review.rule ? { afterQuotes: { decision: floor.decision, reasons: floor.reasons } } : {}),
     llm: !llm.ran
       ? { ran: false, note: llm.note }
       : 'verdict' in llm
@@ -299,7 +358,7 @@ export function concludeCompletionReview(state: LedgerState, review: CompletionR
   const at = [review.proposal.proposedAt, concludedAt ?? '', state.updatedAt].reduce((a, b) => (b > a ? b : a));
   const v = state.version;
   const events: LedgerEvent[] = [
-    { type: 'completion_proposed', seq: v + 1, at, proposal: review.proposal, claims: review.claims },
+    { type: 'completion_proposed', seq: v + 1, at, proposal: review.proposal, claims },
     { type: 'critique_recorded', seq: v + 2, at, critique, unresolved, packet: review.packet },
     { type: 'status_changed', seq: v + 3, at, from: state.status, to: terminal.status, reason: terminal.reason },
   ];

@@ -45,6 +45,8 @@ export const EvidenceRecordedEventSchema = z.object({
   ...eventBase,
   type: z.literal('evidence_recorded'),
   items: z.array(CompletionEvidenceSchema).min(1),
+  /** The agent whose API key recorded the batch (attribute-events.ts); absent on events recorded before actors came from keys, or by a job without one. */
+  by: z.string().optional(),
 });
 
 /** A completion attempt with the claims derived from it, reconciled with the evidence of that moment. */
@@ -53,6 +55,8 @@ export const CompletionProposedEventSchema = z.object({
   type: z.literal('completion_proposed'),
   proposal: CompletionProposalSchema,
   claims: z.array(CompletionClaimSchema),
+  /** The agent whose API key proposed the completion; absent as on evidence_recorded. */
+  by: z.string().optional(),
 });
 
 /** A review: its record, the loops left open after it, and the packet the critics saw. */

@@ -16,6 +16,8 @@ export interface RuleCriticInput {
   claims: readonly CompletionClaim[];
   openItems: readonly OpenItem[];
   policy: ReviewPolicy;
+  /** The latest observation, described, when it says the agent needs a person or a permission to go on. */
+  latestBlocker?: string;
 }
 
 function quote(text: string): string {
@@ -70,6 +72,10 @@ export function ruleCritic(input: RuleCriticInput): CritiqueVerdict {
     missingEvidence.push({ claimText: item.text, need: `the open ${label} ${quote(item.text)} finished (with evidence) or removed`, features: [] });
   }
   if (blocking.length) return { decision: 'blocked', reasons: [...blocking, ...changes], missingEvidence };
+  // Whatever the claims say, the run cannot go on by itself: another attempt would meet the same refusal.
+  if (changes.length && input.latestBlocker) {
+    return { decision: 'blocked', reasons: [`the latest evidence says a person or a permission is needed to go on: ${input.latestBlocker}.`, ...changes], missingEvidence };
+  }
   if (changes.length) return { decision: 'request_changes', reasons: changes, missingEvidence };
   const material = input.claims.filter((c) => c.requiresEvidence);
   const reason = material.length

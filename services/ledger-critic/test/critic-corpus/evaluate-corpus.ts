@@ -44,7 +44,7 @@ function recorded(c: CriticCase): { runId: string; state: LedgerState; observati
 export function timeCase(c: CriticCase): { claims: number; judgeMs: number; reviewMs: number } {
   const { runId, state, observations } = recorded(c);
   const t0 = performance.now();
-  const claims = deriveClaims({ goal: c.goal, summary: c.summary, visibleAnswer: c.visibleAnswer }, { cycle: 1 });
+  const claims = deriveClaims({ goal: c.goal, summary: c.summary, visibleAnswer: c.visibleAnswer }, { cycle: 1, policy: c.policy ?? 'full' });
   reconcileClaims(claims, readEvidenceInMemory(state.evidence, observations), c.policy ?? 'full');
   const t1 = performance.now();
   reviewInMemory(state, { runId, proposalId: 'eval', summary: c.summary, visibleAnswer: c.visibleAnswer, openItems: [], at: AT }, { llmConfigured: false }, observations);

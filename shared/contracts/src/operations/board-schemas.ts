@@ -45,7 +45,11 @@ export const CardIdSchema = text()
   .max(100, 'cardId is at most 100 characters: card ids look like c-12 (list them with board.show)')
   .regex(/^[\x21-\x7e]+$/, 'cardId is printable ASCII with no spaces: card ids look like c-12 (list them with board.show)');
 
-/** An agent: an assignee, a worker, a reviewer. Lowercase, so it can name the agent's work queue. */
+/**
+ * An agent: an assignee, a worker, a reviewer, the agent an API key acts as.
+ * Lowercase, so it can name the agent's work queue. Operation inputs use
+ * CallerAgentIdSchema (actor.ts), which also refuses the board's own actors.
+ */
 export const AgentIdSchema = text()
   .min(1, 'an agent id must not be empty')
   .max(63, 'an agent id is at most 63 characters')
@@ -98,6 +102,17 @@ export const BoardPolicySchema = z
   })
   .strict();
 export type BoardPolicy = z.infer<typeof BoardPolicySchema>;
+
+/**
+ * Who a board's answer is for. admin: the operator, who may see card ids,
+ * evidence ids and refs. public: a public chat, whose answer (board.synthesize's
+ * public form) holds no file system paths, refs or internal ids.
+ */
+export const BOARD_VISIBILITIES = ['admin', 'public'] as const;
+export const BoardVisibilitySchema = z.enum(BOARD_VISIBILITIES, { error: 'visibility is admin (answers may show card ids, evidence ids and refs) or public (answers hold no paths, refs or internal ids)' });
+export type BoardVisibility = z.infer<typeof BoardVisibilitySchema>;
+/** The form of board.synthesize's answer: the same two audiences as visibility. */
+export const SynthesisFormSchema = z.enum(BOARD_VISIBILITIES, { error: 'form is admin (card ids, evidence ids and refs) or public (no paths, refs or internal ids)' });
 
 export const EvidenceRequirementSchema = z.object({ id: text(), text: text() });
 export type EvidenceRequirement = z.infer<typeof EvidenceRequirementSchema>;
@@ -156,7 +171,10 @@ export const BoardDecisionSchema = z.object({
 export type BoardDecision = z.infer<typeof BoardDecisionSchema>;
 
 export const CardReviewSchema = z.object({
+  /** The agent whose key reviewed, or the built-in verifier (decision auto). */
   reviewer: text(),
+  /** With decision auto: the agent whose key asked the built-in verifier. Absent on reviews recorded before actors came from keys. */
+  requestedBy: text().optional(),
   decision: z.enum(['approve', 'request_changes']),
   missing: z.array(text()),
   notes: text(),
@@ -164,6 +182,8 @@ export const CardReviewSchema = z.object({
   verifier: z
     .object({
       rule: z.object({ decision: z.enum(['approve', 'request_changes']), reasons: z.array(text()) }),
+      /** The rule verdict again after requirements the LLM showed with quotes the judge checked (absent when it showed none). */
+      afterQuotes: z.object({ decision: z.enum(['approve', 'request_changes']), reasons: z.array(text()) }).optional(),
       llm: z.object({ ran: z.boolean(), model: text().optional(), decision: z.enum(['approve', 'request_changes']).optional(), note: text().optional() }),
     })
     .optional(),
@@ -206,6 +226,7 @@ export const BoardSummarySchema = z.object({
   goal: text(),
   scope: BoardScopeSchema,
   owner: text(),
+  visibility: BoardVisibilitySchema,
   status: BoardStatusSchema,
   policy: BoardPolicySchema,
   version: z.number().int().positive(),

@@ -1,10 +1,10 @@
 import { z } from 'zod';
+import { CallerAgentIdSchema } from '../actor.js';
 import { text } from '../text.js';
 import { defineOperation } from '../operation.js';
 import { QUEUES } from '../queues.js';
 import { IsoTimeSchema } from './common.js';
 import {
-  AgentIdSchema,
   BOARD_LIMITS,
   BlockReasonSchema,
   BoardDecisionSchema,
@@ -13,6 +13,7 @@ import {
   BoardPolicySchema,
   BoardScopeSchema,
   BoardSummarySchema,
+  BoardVisibilitySchema,
   CardIdSchema,
   CardKeySchema,
   CardLaneSchema,
@@ -20,6 +21,7 @@ import {
   CardSchema,
   CardStatusSchema,
   DiagnosticSchema,
+  SynthesisFormSchema,
 } from './board-schemas.js';
 
 export * from './board-schemas.js';
@@ -33,6 +35,19 @@ const ReasonSchema = text()
   .min(1, 'reason must say why, in a sentence')
   .max(BOARD_LIMITS.reasonChars, `reason is at most ${BOARD_LIMITS.reasonChars} characters`);
 
+/**
+ * The agent a write acts as is the caller's API key's agent (actors are keys).
+ * Bodies may still name it (`by`, `assignee` of a claim, `reviewer`): left
+ * out, the key's agent is used; sent, it must be that agent.
+ */
+const actingAs = (what: string) =>
+  CallerAgentIdSchema.optional().describe(`${what}: leave it out, it is the agent of your API key. If sent it must be that agent (403 otherwise): to act as another agent, use that agent's key.`);
+
+/** What every board write that acts as an agent adds to its documented answers. */
+const ACTOR_ERRORS = {
+  403: "The body names another agent than the API key's (`by`, `assignee` of a claim, `reviewer`): actors come from keys; omit the field or send the key's agent, or use that agent's own key.",
+} as const;
+
 const ClaimTokenSchema = text()
   .min(1, 'claimToken must be the token board.claimCard returned')
   .max(100, 'claimToken is at most 100 characters: pass the token board.claimCard returned')
@@ -43,7 +58,9 @@ export const boardCreate = defineOperation({
   summary: 'Create a durable work board for long or disputed work',
   description:
     'Creates a board under an id you choose (the run or project id) to split long or disputed work into cards with worker, verifier and synthesizer lanes. ' +
-    'Add cards with board.addCards next. Creating the same board again with the same title, scope and owner returns it.',
+    'Add cards with board.addCards next. Creating the same board again with the same title, scope, owner and visibility returns it. ' +
+    'visibility says who the answer is for: admin (the default) lets board.synthesize show card ids, evidence ids and refs; ' +
+    'public (a board for disputed facts in a public chat) makes its synthesis the public form, which holds no file system paths, refs or internal ids.',
   owner,
   mode: 'rpc',
   http: { method: 'POST', path: '/v1/boards' },
@@ -58,8 +75,11 @@ export const boardCreate = defineOperation({
         .default('')
         .describe('The request the board serves, in the user\'s words.'),
       scope: BoardScopeSchema,
-      owner: AgentIdSchema.describe('The agent or person that owns the board.'),
+      owner: CallerAgentIdSchema.describe('The agent or person that owns the board (not necessarily the caller).'),
       policy: BoardPolicySchema.default({ allowSelfVerify: false, maxInFlightPerAssignee: 1, maxFailures: 3, claimTtlSeconds: 120 }),
+      visibility: BoardVisibilitySchema.default('admin').describe(
+        'admin (default): answers may show card ids, evidence ids and refs. public: board.synthesize answers in the public form, with no paths, refs or internal ids.',
+      ),
     })
     .strict(),
   output: BoardSummarySchema.extend({ alreadyCreated: z.boolean() }),
@@ -73,7 +93,7 @@ export const NewCardSchema = z
     title: text().trim().min(1, 'a card needs a title: what is to be done').max(BOARD_LIMITS.titleChars, `a card title is at most ${BOARD_LIMITS.titleChars} characters`),
     description: text().max(BOARD_LIMITS.descriptionChars, `a card description is at most ${BOARD_LIMITS.descriptionChars} characters`).default(''),
     lane: CardLaneSchema.default('worker'),
-    assignee: AgentIdSchema.optional().describe('The agent that will claim the card; without one it is never dispatched.'),
+    assignee: CallerAgentIdSchema.optional().describe('The agent that will claim the card (any agent: assigning is planning); only a key carrying that agent can claim it. Without one it is never dispatched.'),
     priority: CardPrioritySchema.default('normal'),
     dependsOn: z
       .array(text().min(1).max(100))
@@ -95,7 +115,8 @@ export const boardAddCards = defineOperation({
   summary: 'Add cards to a board, with dependencies',
   description:
     'Adds a batch of cards. Give each card a key and name dependencies by key (or by the id of a card already on the board): a card is ready only once every dependency is verified, and a dependency cycle is refused. ' +
-    'With splitFrom, the new cards replace that card: it is cancelled and cards that depended on it depend on the new ones.',
+    'With splitFrom, the new cards replace that card: it is cancelled and cards that depended on it depend on the new ones. ' +
+    'The board records the agent of your API key as who added them.',
   owner,
   mode: 'rpc',
   http: { method: 'POST', path: '/v1/boards/:boardId/cards' },
@@ -103,7 +124,7 @@ export const boardAddCards = defineOperation({
   input: z
     .object({
       ...BoardInput,
-      by: AgentIdSchema.describe('Who adds the cards (the decomposer).'),
+      by: actingAs('Who adds the cards (the decomposer)'),
       cards: z
         .array(NewCardSchema)
         .min(1, 'cards must hold at least one card')
@@ -118,9 +139,9 @@ export const boardAddCards = defineOperation({
     cards: z.array(z.object({ key: text().nullable(), id: text(), status: CardStatusSchema })),
   }),
   agentFacing: true,
+  errors: ACTOR_ERRORS,
   example: {
     boardId: 'run-2026-12-01-a',
-    by: 'planner',
     cards: [
       { key: 'list', title: 'List the routers and their firmware', assignee: 'worker-1', evidenceRequirements: ['the inventory output'] },
       { key: 'report', title: 'Summarise outdated firmware', assignee: 'worker-2', dependsOn: ['list'] },
@@ -133,7 +154,8 @@ export const boardUpdateCard = defineOperation({
   summary: 'Change a card: reassign, reprioritise, block, unblock or cancel it',
   description:
     'Changes a card\'s title, description, assignee, priority or deadline, or moves it to blocked (with a blockReason), cancelled, or out of blocked (status ready or todo). ' +
-    'A status the card cannot reach from where it is answers 409 naming the statuses it can reach. Give a reason: it is recorded as a decision.',
+    'A status the card cannot reach from where it is answers 409 naming the statuses it can reach. Give a reason: it is recorded as a decision, by the agent of your API key. ' +
+    'Reassigning to another agent is allowed: that agent claims it with its own key.',
   owner,
   mode: 'rpc',
   // Not POST …/cards/:cardId: with an empty cardId that path would be board.addCards' route.
@@ -142,10 +164,10 @@ export const boardUpdateCard = defineOperation({
   input: z
     .object({
       ...CardInput,
-      by: AgentIdSchema,
+      by: actingAs('Who changes the card'),
       title: text().trim().min(1).max(BOARD_LIMITS.titleChars).optional(),
       description: text().max(BOARD_LIMITS.descriptionChars).optional(),
-      assignee: AgentIdSchema.nullable().optional().describe('A new assignee (reassign), or null to unassign.'),
+      assignee: CallerAgentIdSchema.nullable().optional().describe('A new assignee (reassign, to any agent), or null to unassign.'),
       priority: CardPrioritySchema.optional(),
       deadline: IsoTimeSchema.nullable().optional(),
       status: CardStatusSchema.optional().describe('blocked, cancelled, or ready/todo to unblock. Other statuses are reached through claim, submit and review.'),
@@ -161,7 +183,8 @@ export const boardUpdateCard = defineOperation({
     }),
   output: z.object({ boardId: text(), version: z.number().int().positive(), card: CardSchema }),
   agentFacing: true,
-  example: { boardId: 'run-2026-12-01-a', cardId: 'c-2', by: 'planner', status: 'blocked', blockReason: 'awaiting_input', reason: 'needs the fleet owner to confirm the target version' },
+  errors: ACTOR_ERRORS,
+  example: { boardId: 'run-2026-12-01-a', cardId: 'c-2', status: 'blocked', blockReason: 'awaiting_input', reason: 'needs the fleet owner to confirm the target version' },
 });
 
 export const boardAttachEvidence = defineOperation({
@@ -169,7 +192,7 @@ export const boardAttachEvidence = defineOperation({
   summary: 'Attach evidence to a card',
   description:
     'Attaches evidence (tool results, files, URLs, messages, verification notes) to a card, each with its content in summary and where it lives in ref. ' +
-    'Name the evidence requirements it covers (r1, r2, ...): a card is verified only when every requirement is covered.',
+    'Name the evidence requirements it covers (r1, r2, ...): a card is verified only when every requirement is covered. The evidence is recorded as attached by the agent of your API key.',
   owner,
   mode: 'rpc',
   http: { method: 'POST', path: '/v1/boards/:boardId/cards/:cardId/evidence' },
@@ -177,7 +200,7 @@ export const boardAttachEvidence = defineOperation({
   input: z
     .object({
       ...CardInput,
-      by: AgentIdSchema,
+      by: actingAs('Who attaches the evidence'),
       items: z
         .array(BoardEvidenceInputSchema)
         .min(1, 'items must hold at least one piece of evidence')
@@ -186,14 +209,15 @@ export const boardAttachEvidence = defineOperation({
     .strict(),
   output: z.object({ boardId: text(), cardId: text(), version: z.number().int().positive(), attached: z.array(z.object({ id: text() })), evidenceCount: z.number().int() }),
   agentFacing: true,
-  example: { boardId: 'run-2026-12-01-a', cardId: 'c-1', by: 'worker-1', items: [{ kind: 'tool_result', ref: 'call-17', summary: 'inventory: 12 routers, 3 on firmware 1.2', covers: ['r1'] }] },
+  errors: ACTOR_ERRORS,
+  example: { boardId: 'run-2026-12-01-a', cardId: 'c-1', items: [{ kind: 'tool_result', ref: 'call-17', summary: 'inventory: 12 routers, 3 on firmware 1.2', covers: ['r1'] }] },
 });
 
 export const boardClaimCard = defineOperation({
   name: 'board.claimCard',
   summary: 'Wait for the next card dispatched to an agent, and claim it',
   description:
-    `Long-polls (up to waitSeconds, at most ${BOARD_LIMITS.maxClaimWaitSeconds}) for the next card dispatched to this assignee and claims it. ` +
+    `Long-polls (up to waitSeconds, at most ${BOARD_LIMITS.maxClaimWaitSeconds}) for the next card dispatched to the agent of your API key and claims it: a worker claims only its own work, with its own key. ` +
     'The answer holds a claimToken: send board.heartbeat with it well within leaseSeconds, and board.submitCard with it when done. ' +
     'claimed: false means nothing was dispatched to you in time: call again.',
   owner,
@@ -202,7 +226,7 @@ export const boardClaimCard = defineOperation({
   scope: 'board:write',
   input: z
     .object({
-      assignee: AgentIdSchema,
+      assignee: actingAs('Whose dispatched cards to claim'),
       boardId: BoardIdSchema.optional().describe('Only claim cards of this board.'),
       waitSeconds: z.number().int().min(0).max(BOARD_LIMITS.maxClaimWaitSeconds, `waitSeconds is at most ${BOARD_LIMITS.maxClaimWaitSeconds}: call again to keep waiting`).default(20),
     })
@@ -217,7 +241,8 @@ export const boardClaimCard = defineOperation({
     leaseExpiresAt: IsoTimeSchema.optional(),
   }),
   agentFacing: true,
-  example: { assignee: 'worker-1', waitSeconds: 2 },
+  errors: ACTOR_ERRORS,
+  example: { waitSeconds: 2 },
   // Above the longest long-poll, so the gateway never answers 504 to a wait that is still within its bound.
   timeoutMs: (BOARD_LIMITS.maxClaimWaitSeconds + 10) * 1000,
 });
@@ -225,7 +250,9 @@ export const boardClaimCard = defineOperation({
 export const boardHeartbeat = defineOperation({
   name: 'board.heartbeat',
   summary: 'Keep a claim alive',
-  description: 'Extends the claim on a card by the board\'s claim lease. A claim that stops heartbeating returns the card to ready. A stale token answers 409: claim new work with board.claimCard.',
+  description:
+    'Extends the claim on a card by the board\'s claim lease. A claim that stops heartbeating returns the card to ready. A stale token answers 409: claim new work with board.claimCard. ' +
+    'Send it with the key that claimed the card (403 otherwise).',
   owner,
   mode: 'rpc',
   http: { method: 'POST', path: '/v1/boards/:boardId/cards/:cardId/heartbeat' },
@@ -233,6 +260,7 @@ export const boardHeartbeat = defineOperation({
   input: z.object({ ...CardInput, claimToken: ClaimTokenSchema }).strict(),
   output: z.object({ boardId: text(), cardId: text(), status: CardStatusSchema, leaseExpiresAt: IsoTimeSchema }),
   agentFacing: true,
+  errors: { 403: 'Another agent\'s key holds the claim: heartbeat with the key that claimed the card.' },
   example: { boardId: 'run-2026-12-01-a', cardId: 'c-1', claimToken: 'ct_4f1c2b' },
 });
 
@@ -241,7 +269,8 @@ export const boardSubmitCard = defineOperation({
   summary: 'Submit a claimed card as done (with evidence) or failed',
   description:
     'Ends your claim. outcome completed: the card goes to review with your summary and evidence; it needs evidence, attached now or before. ' +
-    'outcome failed: the card goes back to ready for another attempt (or to blocked after repeated failures). A worker never verifies its own card: a verifier reviews it.',
+    'outcome failed: the card goes back to ready for another attempt (or to blocked after repeated failures). Submit with the key that claimed the card (403 otherwise). ' +
+    'A worker never verifies its own card: another agent\'s key reviews it.',
   owner,
   mode: 'rpc',
   http: { method: 'POST', path: '/v1/boards/:boardId/cards/:cardId/submission' },
@@ -257,6 +286,7 @@ export const boardSubmitCard = defineOperation({
     .strict(),
   output: z.object({ boardId: text(), version: z.number().int().positive(), card: CardSchema }),
   agentFacing: true,
+  errors: { 403: 'Another agent\'s key holds the claim: submit with the key that claimed the card.' },
   example: {
     boardId: 'run-2026-12-01-a',
     cardId: 'c-1',
@@ -271,7 +301,8 @@ export const boardReviewCard = defineOperation({
   summary: 'Review a submitted card: approve, or request changes naming the missing evidence',
   description:
     'A verifier approves a submitted card (verified) or requests changes naming the evidence still missing (the card goes back for another attempt). ' +
-    'decision auto asks the built-in verifier, which checks every evidence requirement against the attached evidence. Approval needs evidence for every requirement.',
+    'decision auto asks the built-in verifier, which checks every evidence requirement against the attached evidence. Approval needs evidence for every requirement. ' +
+    'The reviewer is the agent of your API key; unless the board\'s policy allows self-verification, the key of the agent that submitted the card may not review it, auto included: another agent\'s key must ask.',
   owner,
   mode: 'rpc',
   http: { method: 'POST', path: '/v1/boards/:boardId/cards/:cardId/review' },
@@ -279,7 +310,7 @@ export const boardReviewCard = defineOperation({
   input: z
     .object({
       ...CardInput,
-      reviewer: AgentIdSchema,
+      reviewer: actingAs('Who reviews'),
       decision: z.enum(['approve', 'request_changes', 'auto'], { error: 'decision is approve, request_changes or auto (the built-in verifier)' }),
       missing: z.array(text().trim().min(1).max(BOARD_LIMITS.requirementChars)).max(BOARD_LIMITS.requirementsPerCard).default([]).describe('With request_changes: the evidence still missing, one item each.'),
       notes: text().max(BOARD_LIMITS.reasonChars).default(''),
@@ -290,7 +321,10 @@ export const boardReviewCard = defineOperation({
     }),
   output: z.object({ boardId: text(), version: z.number().int().positive(), card: CardSchema, decision: z.enum(['approve', 'request_changes']), reasons: z.array(text()) }),
   agentFacing: true,
-  example: { boardId: 'run-2026-12-01-a', cardId: 'c-1', reviewer: 'verifier-1', decision: 'auto' },
+  errors: {
+    403: 'The body names another agent than the API key\'s (`reviewer`), or the key\'s agent submitted the card and the board\'s policy does not allow self-verification: another agent\'s key must review it.',
+  },
+  example: { boardId: 'run-2026-12-01-a', cardId: 'c-1', decision: 'auto' },
   timeoutMs: 60_000,
 });
 
@@ -356,14 +390,23 @@ export const boardSynthesize = defineOperation({
   summary: 'Compose the final answer from verified cards only',
   description:
     'Composes the board\'s answer only from verified cards and their evidence, and names every card that is not verified (blocked, in review, still open) with why. ' +
-    'complete is true only when every card that was not cancelled is verified. Never present an unverified card as done.',
+    'complete is true only when every card that was not cancelled is verified. Never present an unverified card as done. ' +
+    'text comes in the form the board\'s visibility chooses, or the form you ask for: admin names cards, evidence ids and refs; ' +
+    'public states each verified item\'s outcome and names what is not done in words, with no file system paths, refs or internal ids (card, evidence and job ids, claim tokens, the board id). ' +
+    'A public board answers only in the public form. verified and unresolved name cards by id for you to act on; only text is meant to be shown.',
   owner,
   mode: 'rpc',
   http: { method: 'POST', path: '/v1/boards/:boardId/synthesis' },
   scope: 'board:read',
-  input: z.object(BoardInput).strict(),
+  input: z
+    .object({
+      ...BoardInput,
+      form: SynthesisFormSchema.optional().describe('admin or public; left out, the board\'s visibility decides. admin is refused on a public board.'),
+    })
+    .strict(),
   output: z.object({
     boardId: text(),
+    form: SynthesisFormSchema,
     complete: z.boolean(),
     text: text(),
     verified: z.array(z.object({ cardId: text(), title: text(), evidenceIds: z.array(text()) })),

@@ -145,6 +145,12 @@ export const CompletionClaimSchema = z.object({
    * (contradicted, blocked). Empty when no observation bears on it.
    */
   evidenceSpans: z.array(EvidenceSpanSchema).default([]),
+  /**
+   * Which critic decided its status: the rule judge, or the LLM critic's
+   * quote, which the judge checked is in the evidence item verbatim and
+   * carries the claim's identifiers and numbers. Absent: the rule judge.
+   */
+  decidedBy: z.enum(['rule', 'llm_quote']).optional(),
 });
 export type CompletionClaim = z.infer<typeof CompletionClaimSchema>;
 
@@ -188,6 +194,8 @@ export type LlmClaimJudgement = z.infer<typeof LlmClaimJudgementSchema>;
 /** What each critic did in one review. */
 export const CriticRunsSchema = z.object({
   rule: z.object({ decision: CritiqueDecisionSchema, reasons: z.array(text()) }),
+  /** The rule floor taken again after claims the LLM critic supported with checked quotes (absent when it supported none). */
+  afterQuotes: z.object({ decision: CritiqueDecisionSchema, reasons: z.array(text()) }).optional(),
   llm: z.object({
     ran: z.boolean(),
     model: text().optional(),
@@ -434,7 +442,7 @@ export const ledgerRecordEvidence = defineOperation({
   description:
     'Records one or more observations (tool results, file changes, delivery results, runtime observations, human input, critic feedback) with their success flags. ' +
     'Record failures as well as successes. Each item gets an id and a sequence number. Name the files, identifiers, numbers and URLs involved in the summary: ' +
-    'claims are linked to evidence by what they share.',
+    'claims are linked to evidence by what they share. The ledger records the agent of your API key as who recorded them (actors come from keys).',
   owner: { queue: QUEUES.ledgerCritic },
   mode: 'rpc',
   http: { method: 'POST', path: '/v1/ledgers/:runId/evidence' },
@@ -469,7 +477,8 @@ export const ledgerProposeCompletion = defineOperation({
   description:
     'Submits the task-complete summary, the answer the user will see and any open todos or board cards. The claims in them are reconciled with the recorded evidence ' +
     'and reviewed. It answers with a job handle; read the result with jobs.get. The result is the decision: approve (completed), request_changes (with the specific evidence missing; record it and propose again) ' +
-    'or incomplete_verification (blocked, or the review budget is spent). Never report the task as completed unless the result says completed: true.',
+    'or incomplete_verification (blocked, or the review budget is spent). Never report the task as completed unless the result says completed: true. ' +
+    'The ledger records the agent of your API key as who proposed it.',
   owner: { queue: QUEUES.ledgerCritic },
   mode: 'job',
   http: { method: 'POST', path: '/v1/ledgers/:runId/completion' },

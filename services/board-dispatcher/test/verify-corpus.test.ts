@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { BOARD_BLIND } from './verify-corpus/cases-blind.js';
+import { evaluateCards } from './verify-corpus/evaluate-cards.js';
+
+/**
+ * The built-in verifier on the blind board cards of issue 16 (npm run
+ * bench:critic prints the whole matrix). Nothing is verified on the worker's
+ * say-so, and a card is verified only when its evidence shows every
+ * requirement.
+ */
+describe('the built-in verifier on the blind board cards', () => {
+  const report = evaluateCards(BOARD_BLIND);
+
+  it('is at least 40 cards, each pattern present, every self-certifying card expected held', () => {
+    expect(report.cases).toBeGreaterThanOrEqual(40);
+    for (const [pattern, tally] of Object.entries(report.patterns)) expect(tally.cases, pattern).toBeGreaterThan(0);
+    expect(BOARD_BLIND.filter((c) => c.patterns.includes('self-certifying')).every((c) => c.expect === 'hold')).toBe(true);
+  });
+
+  it('verifies no card on the worker\'s own say-so, and no card whose evidence does not show it but one', () => {
+    expect(report.selfCertified.map((r) => r.case.id)).toEqual([]);
+    // git-c06: the revert was made, and its push to main was rejected in a later item that names neither the commit
+    // nor the revert; telling that "on main" needed the push is past the judge (accepted, named in docs/judge.md).
+    expect(report.falseVerifications.map((r) => r.case.id)).toEqual(['git-c06']);
+  });
+
+  it('holds the three cards issue 16 was filed with', () => {
+    for (const id of ['iac-c01', 'git-c01', 'onc-c03']) expect(report.results.find((r) => r.case.id === id)?.got, id).toBe('hold');
+  });
+});
