@@ -161,7 +161,8 @@ function findRelated(obs: ObservationView, lemma: string, pos: LexPos, negated: 
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as Word;
     if (w.value || !w.lemma || w.lemma.length < 3 || isName(w)) continue;
-    if (pos === 'noun' ? w.pos !== 'NOUN' : !/^(VERB|ADJ)$/.test(w.pos)) continue;
+    // A record's state in capitals ("CANCELLED") is tagged as a name now and then: it is still the state's word.
+    if (pos === 'noun' ? w.pos !== 'NOUN' : !/^(VERB|ADJ)$/.test(w.pos) && !(w.pos === 'PROPN' && /^[A-Z_]{3,}$/.test(w.text))) continue;
     if (negated !== undefined && Boolean(w.neg) !== negated) continue;
     if (lexicallyRelated(lemma, w.lemma, pos)) return i;
   }
@@ -322,13 +323,40 @@ function rivalState(action: string, owords: readonly Word[]): boolean {
   return states.length > 0 && !states.some((w) => COMPLETION_WORDS.has(w.lemma) || sameWord(action, w.lemma) || sameWord(action, w.text.toLowerCase()) || lexicallyRelated(action, w.lemma, 'verb') || (isRemoval(action) && isRemoval(w.lemma)));
 }
 
+type Bound = 'below' | 'atMost' | 'above' | 'atLeast';
+
+/** The bound a claim puts on a number by the words before it ("under 1%", "at least 30x", "no more than 5"). */
+function boundBefore(cwords: readonly Word[], index: number): Bound | undefined {
+  const one = cwords[index - 1]?.lemma ?? '';
+  const two = `${cwords[index - 2]?.lemma ?? ''} ${one}`;
+  if (/^(?:at most|no more|not more|or less)$/.test(two)) return 'atMost';
+  if (/^(?:at least|no less|not less|or more)$/.test(two)) return 'atLeast';
+  if (/^(?:less than|lower than|fewer than)$/.test(two) || /^(?:under|below|<)$/.test(one)) return 'below';
+  if (/^(?:more than|greater than|higher than)$/.test(two) || /^(?:over|above|>|exceed|exceeds)$/.test(one)) return 'above';
+  return undefined;
+}
+
+/** Whether an observed number lies within a claimed bound: the same kind of measure (a fraction stands for its percentage). */
+function withinBound(claim: Extract<Value, { k: 'num' }>, seen: Value, bound: Bound): boolean {
+  if (seen.k !== 'num') return false;
+  let s = seen.n;
+  if (claim.pct && !seen.pct) {
+    // 0.0042 for a rate under 1 %: a fraction, never a count.
+    if (Math.abs(s) > 1 || Number.isInteger(s)) return false;
+    s *= 100;
+  } else if (!claim.pct && seen.pct) return false;
+  if ((claim.dim ?? '') !== (seen.dim ?? '')) return false;
+  const c = claim.n;
+  return bound === 'below' ? s < c : bound === 'atMost' ? s <= c : bound === 'above' ? s > c : s >= c;
+}
+
 /** A verb of removal, however the tagger spelled its lemma ("canceled"). */
 function isRemoval(lemma: string): boolean {
   return [lemma, lemma.replace(/ed$/, ''), lemma.replace(/led$/, 'l'), lemma.replace(/d$/, '')].some((form) => REMOVAL_VERBS.has(form));
 }
 
 /** The share of a claim's required words that other wording may stand for. */
-const SOFT_SHARE = Number(process.env.JUDGE_SOFT_SHARE ?? 0.34);
+const SOFT_SHARE = 0.34;
 
 const NEGATOR_WORDS = new Set(['no', 'not', "n't", 'never', 'none', 'nothing', 'nobody', 'zero']);
 
@@ -410,6 +438,12 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     if (hit === -1 && (v.value.k === 'id' || (v.value.k === 'num' && v.value.plain))) {
       const key = v.value.k === 'id' ? v.value.key : String(v.value.n);
       if (key.length >= 3) hit = owords.findIndex((w) => w.value?.k === 'id' && w.text.split(/[/?=&:,{}"'#\s]+/).some((part) => part.toLowerCase().replace(/[^a-z0-9]/g, '') === key));
+    }
+    // "under 1%", "at least 30x": a bound, which any observed value of the same kind within it shows.
+    const bound = v.value.k === 'num' ? boundBefore(cwords, v.index) : undefined;
+    if (hit === -1 && bound && v.value.k === 'num') {
+      const claimed = v.value;
+      hit = owords.findIndex((w) => w.value?.k === 'num' && withinBound(claimed, w.value, bound));
     }
     if (hit === -1) missing.push(v.word.text);
     else {
