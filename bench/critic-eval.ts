@@ -117,8 +117,8 @@ print('corpus (tuned on)', TUNING_CASES);
 // Each held-out part was measured blind once (figures in services/ledger-critic/docs/critic-evaluation.md); fixes to the general faults it showed followed, so these are no longer blind.
 print('held-out 1 (written after the critic; blind run: 3 of 21 false approvals, 8 of 20 false holds)', HELD_OUT_CASES);
 print('held-out 2 (written after the fixes held-out 1 prompted; blind run: 3 of 10 false approvals, 1 of 10 false holds)', HELD_OUT_2_CASES);
-print('blind 3 (issue 16, written before the judge changed; before: see services/ledger-critic/docs/critic-evaluation.md)', BLIND_3_CASES);
-printCards('board cards, blind (issue 16)', BOARD_BLIND);
+print('blind 3 (issue 16, written before the judge changed; before, at e41d601: 2 of 46 false approvals, 46 of 50 false holds, 4 of 9 blocked — docs/evaluation/issue-16-blind-before.md)', BLIND_3_CASES);
+printCards('board cards, blind (issue 16; before, at e41d601: 29 of 29 false verifications, 10 self-certified, 0 of 26 false holds)', BOARD_BLIND);
 
 // Cost: every case once to warm the reader and the lexicon, then each timed three times; medians per claim.
 const all = [...TUNING_CASES, ...HELD_OUT_CASES, ...HELD_OUT_2_CASES, ...BLIND_3_CASES];
