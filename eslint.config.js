@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', '.run/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', '.run/**', '.stryker-tmp*/**', 'reports/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

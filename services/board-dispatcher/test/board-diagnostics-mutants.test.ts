@@ -37,7 +37,7 @@ describe('conditions', () => {
     for (let i = 0; i < 2; i++) {
       b.dispatch();
       b.submit('c-1', b.claim('c-1'), 'timed out', [], 'failed');
-      b.update({ cardId: 'c-2', status: 'blocked', blockReason: 'needs_access' });
+      b.update({ cardId: 'c-2', status: 'blocked', blockReason: 'external_dependency' });
       if (i === 0) b.update({ cardId: 'c-2', status: 'ready' });
     }
     b.update({ cardId: 'c-3', status: 'cancelled' });
@@ -72,25 +72,37 @@ describe('conditions', () => {
     expect(evaluateConditions(b.board, facts(later(b.now(), 1000), { w: b.now() }))).toEqual([]);
     b.update({ cardId: 'c-1', status: 'cancelled' });
     expect(evaluateConditions(b.board, facts(later(b.now(), 1000), { w: b.now() }))).toEqual([]);
+    // Nor does a card verified after its failures.
+    const v = new BoardDriver();
+    v.create({ maxFailures: 5 });
+    v.add([{ title: 'Flaky', assignee: 'w' }]);
+    for (let i = 0; i < 2; i++) {
+      v.dispatch();
+      v.submit('c-1', v.claim('c-1'), 'timed out', [], 'failed');
+    }
+    v.work('c-1');
+    v.review('c-1', 'verifier-1', 'approve');
+    expect(v.card('c-1')).toMatchObject({ status: 'verified', failures: 2 });
+    expect(evaluateConditions(v.board, facts(later(v.now(), 1000), { w: v.now() }))).toEqual([]);
   });
 
   it('a card blocked for the same reason again is a warning that unblocking did not remove the cause', () => {
     const b = new BoardDriver();
     b.create();
     b.add([{ title: 'Needs access', assignee: 'w' }]);
-    b.update({ cardId: 'c-1', status: 'blocked', blockReason: 'needs_access' });
+    b.update({ cardId: 'c-1', status: 'blocked', blockReason: 'external_dependency' });
     const now = later(b.now(), 1000);
     expect(evaluateConditions(b.board, facts(now))).toEqual([]);
     b.update({ cardId: 'c-1', status: 'ready' });
-    b.update({ cardId: 'c-1', status: 'blocked', blockReason: 'needs_access' });
+    b.update({ cardId: 'c-1', status: 'blocked', blockReason: 'external_dependency' });
     expect(evaluateConditions(b.board, facts(now))).toEqual([
       {
         kind: 'repeated_block_reason',
-        subject: 'c-1:needs_access',
+        subject: 'c-1:external_dependency',
         severity: 'warning',
-        message: 'card c-1 is blocked for needs_access for the 2th time',
-        suggestedAction: 'unblocking it has not removed the cause: resolve needs_access first, or split or cancel the card',
-        details: { cardId: 'c-1', blockReason: 'needs_access', times: 2 },
+        message: 'card c-1 is blocked for external_dependency for the 2th time',
+        suggestedAction: 'unblocking it has not removed the cause: resolve external_dependency first, or split or cancel the card',
+        details: { cardId: 'c-1', blockReason: 'external_dependency', times: 2 },
       },
     ]);
     // Once it is no longer blocked, the condition no longer holds.
@@ -102,7 +114,7 @@ describe('conditions', () => {
     const b = new BoardDriver();
     b.create();
     b.add(Array.from({ length: 12 }, (_, i) => ({ title: `Card ${i + 1}` })));
-    b.update({ cardId: 'c-12', status: 'blocked', blockReason: 'needs_access' });
+    b.update({ cardId: 'c-12', status: 'blocked', blockReason: 'external_dependency' });
     const now = later(b.now(), 1000);
     expect(evaluateConditions(b.board, facts(now)).filter((f) => f.subject.startsWith('reason:'))).toEqual([]);
     b.update({ cardId: 'c-1', status: 'blocked', blockReason: 'awaiting_input' });
@@ -199,7 +211,7 @@ describe('conditions', () => {
     ]);
     const now = later(b.now(), 1000);
     expect(evaluateConditions(b.board, facts(now))).toEqual([]);
-    b.update({ cardId: 'c-1', status: 'blocked', blockReason: 'needs_access' });
+    b.update({ cardId: 'c-1', status: 'blocked', blockReason: 'external_dependency' });
     expect(evaluateConditions(b.board, facts(now)).filter((f) => f.kind === 'dependency_deadlock')).toEqual([
       {
         kind: 'dependency_deadlock',
@@ -221,6 +233,22 @@ describe('conditions', () => {
         details: { cardId: 'c-3', cancelled: ['c-2'], blocked: ['c-1'] },
       },
     ]);
+    // Several of them are all named.
+    const two = new BoardDriver();
+    two.create();
+    two.add([{ key: 'a', title: 'A' }, { key: 'b', title: 'B' }, { key: 'c', title: 'C', dependsOn: ['a', 'b'] }]);
+    two.update({ cardId: 'c-1', status: 'blocked', blockReason: 'external_dependency' });
+    two.update({ cardId: 'c-2', status: 'blocked', blockReason: 'external_dependency' });
+    expect(evaluateConditions(two.board, facts(now)).find((f) => f.kind === 'dependency_deadlock')).toMatchObject({
+      message: 'card c-3 waits on c-1, c-2, blocked',
+      suggestedAction: 'unblock c-1, c-2 (board.updateCard), or cancel c-3',
+    });
+    two.update({ cardId: 'c-1', status: 'cancelled' });
+    two.update({ cardId: 'c-2', status: 'cancelled' });
+    expect(evaluateConditions(two.board, facts(now)).find((f) => f.kind === 'dependency_deadlock')).toMatchObject({
+      message: 'card c-3 waits on c-1, c-2, cancelled: it can never become ready',
+      suggestedAction: 'cancel c-3, or add a card that replaces c-1, c-2 (board.addCards) and depend on it',
+    });
     // A card no longer waiting (blocked itself) is not deadlocked.
     b.update({ cardId: 'c-3', status: 'blocked', blockReason: 'awaiting_input' });
     expect(evaluateConditions(b.board, facts(now)).filter((f) => f.kind === 'dependency_deadlock')).toEqual([]);
@@ -303,8 +331,10 @@ describe('occurrences', () => {
     expect(resolved('ghost_running', 'c-2')).toBe(true);
     const submitted = new BoardDriver();
     submitted.create();
-    submitted.add([{ title: 'S', assignee: 'w' }]);
+    submitted.add([{ title: 'Restart the router', assignee: 'w' }]);
     submitted.work('c-1');
+    expect(resolvedOccurrences(submitted.board, [{ kind: 'ghost_running', subject: 'c-1', lastSeen: now }], now, HOUR)).toHaveLength(1);
+    submitted.review('c-1', 'verifier-1', 'approve');
     expect(resolvedOccurrences(submitted.board, [{ kind: 'ghost_running', subject: 'c-1', lastSeen: now }], now, HOUR)).toHaveLength(1);
   });
 });
@@ -326,7 +356,7 @@ describe('board.show', () => {
     const b = new BoardDriver();
     b.create({ maxInFlightPerAssignee: 5 });
     b.add([
-      { key: 'inv', title: 'Take   the\ninventory', assignee: 'w', priority: 'urgent', evidenceRequirements: ['the inventory file', 'the row count'] },
+      { key: 'inv', title: 'Take   the\ninventory', assignee: 'w', priority: 'urgent', evidenceRequirements: ['the inventory file', 'the row count', 'the site list'] },
       { key: 'fix', title: 'Fix the routers', assignee: 'w', priority: 'high', dependsOn: ['inv'], deadline: '2025-03-05T17:30:00.000Z' },
       { key: 'mail', title: 'Email owners', priority: 'low', dependsOn: ['inv', 'fix'] },
       { key: 'ship', title: 'Ship it', assignee: 'v' },
@@ -336,17 +366,18 @@ describe('board.show', () => {
       { kind: 'message', summary: 'ship: one' },
       { kind: 'message', summary: 'ship: two' },
     ]);
-    b.update({ cardId: 'c-1', status: 'blocked', blockReason: 'needs_access' });
+    b.update({ cardId: 'c-1', status: 'blocked', blockReason: 'external_dependency' });
     return b;
   }
 
   it('one line per card: id, status with its block reason, priority mark, assignee, title, what it waits on, evidence, deadline', () => {
     const b = variedBoard();
-    expect(cardLine(b.board, b.card('c-1'))).toBe('c-1 blocked(needs_access)!! @w Take the inventory ev 1/2');
+    expect(cardLine(b.board, b.card('c-1'))).toBe('c-1 blocked(external_dependency)!! @w Take the inventory ev 1/3');
     expect(cardLine(b.board, b.card('c-2'))).toBe('c-2 todo! @w Fix the routers ⟵c-1 due 2025-03-05T17:30');
     expect(cardLine(b.board, b.card('c-3'))).toBe('c-3 todo~ Email owners ⟵c-1,c-2');
     expect(cardLine(b.board, b.card('c-4'))).toBe('c-4 ready @v Ship it ev 2');
     expect(cardLine(b.board, b.card('c-2'), 10)).toBe('c-2 todo! @w Fix the r… ⟵c-1 due 2025-03-05T17:30');
+    expect(cardLine(b.board, b.card('c-2'), 15)).toBe('c-2 todo! @w Fix the routers ⟵c-1 due 2025-03-05T17:30');
   });
 
   it('a finished card shows neither what it waited on nor its deadline; a card sent back shows what is missing', () => {
@@ -356,10 +387,28 @@ describe('board.show', () => {
     b.work('c-4');
     b.review('c-4', 'verifier-1', 'request_changes', ['the tracking number', 'a photo of the parcel']);
     expect(cardLine(b.board, b.card('c-4'))).toBe('c-4 changes_requested @v Ship it ev 3 missing: the tracking number; a photo of the parcel');
+    b.work('c-4');
+    b.review('c-4', 'verifier-1', 'request_changes', ['  the   tracking number  ']);
+    expect(cardLine(b.board, b.card('c-4')).endsWith(' missing: the tracking number')).toBe(true);
     const long = 'x'.repeat(70);
     b.work('c-4');
     b.review('c-4', 'verifier-1', 'request_changes', [long]);
     expect(cardLine(b.board, b.card('c-4')).endsWith(`missing: ${'x'.repeat(59)}…`)).toBe(true);
+  });
+
+  it('a verified card shows neither a deadline nor what was missing, and a verified dependency is not waited on', () => {
+    const b = new BoardDriver();
+    b.create();
+    b.add([
+      { key: 'a', title: 'Done soon', assignee: 'w', deadline: '2025-03-05T17:30:00.000Z' },
+      { key: 'b', title: 'Next', dependsOn: ['a'] },
+    ]);
+    b.work('c-1');
+    b.review('c-1', 'verifier-1', 'request_changes', ['more']);
+    b.work('c-1');
+    b.review('c-1', 'verifier-1', 'approve');
+    expect(cardLine(b.board, b.card('c-1'))).toBe('c-1 verified @w Done soon ev 2');
+    expect(cardLine(b.board, b.card('c-2'))).toBe('c-2 ready Next');
   });
 
   it('orders open work before finished work, then by priority, deadline, status and age', () => {
@@ -372,10 +421,13 @@ describe('board.show', () => {
       { title: 'urgent but cancelled', priority: 'urgent' },
       { title: 'normal, blocked' },
       { title: 'low', priority: 'low' },
+      { title: 'urgent but verified', priority: 'urgent', assignee: 'w' },
     ]);
+    b.work('c-7');
+    b.review('c-7', 'verifier-1', 'approve');
     b.update({ cardId: 'c-4', status: 'cancelled' });
     b.update({ cardId: 'c-5', status: 'blocked', blockReason: 'awaiting_input' });
-    expect(byUrgency(b.board).map((c) => c.id)).toEqual(['c-3', 'c-2', 'c-5', 'c-1', 'c-6', 'c-4']);
+    expect(byUrgency(b.board).map((c) => c.id)).toEqual(['c-3', 'c-2', 'c-5', 'c-1', 'c-6', 'c-7', 'c-4']);
   });
 
   it('the header counts cards by status, most urgent status first', () => {
@@ -383,7 +435,7 @@ describe('board.show', () => {
     const text = renderBoardText(b.board);
     expect(text.split('\n')).toEqual([
       'Board board-1 "Check the router fleet" open, v8: 4 cards (1 blocked, 1 ready, 2 todo)',
-      'c-1 blocked(needs_access)!! @w Take the inventory ev 1/2',
+      'c-1 blocked(external_dependency)!! @w Take the inventory ev 1/3',
       'c-2 todo! @w Fix the routers ⟵c-1 due 2025-03-05T17:30',
       'c-4 ready @v Ship it ev 2',
       'c-3 todo~ Email owners ⟵c-1,c-2',
@@ -408,7 +460,7 @@ describe('board.show', () => {
     const b = new BoardDriver();
     b.create();
     b.add(Array.from({ length: 10 }, (_, i) => ({ title: `Card number ${i + 1}` })));
-    b.update({ cardId: 'c-10', status: 'blocked', blockReason: 'needs_access' });
+    b.update({ cardId: 'c-10', status: 'blocked', blockReason: 'external_dependency' });
     const full = renderBoardText(b.board);
     expect(full.split('\n')).toHaveLength(11);
     const header = full.split('\n')[0]!;
@@ -427,6 +479,10 @@ describe('board.show', () => {
     b.add([{ title: 'A' }]);
     const text = renderBoardText(b.board, 50);
     expect(text).toBe(`Board ${'b'.repeat(43)}…`);
+    // A text exactly as long as the budget is not cut.
+    const header = `Board ${'b'.repeat(59)}… "Check the router fleet" open, v2: 1 cards (1 ready)`;
+    const exact = `${header}\n+1 more (1 ready): page through them with board.show offset/limit`;
+    expect(renderBoardText(b.board, exact.length)).toBe(exact);
     expect(renderBoardText(b.board).split('\n')[0]).toBe(`Board ${'b'.repeat(59)}… "Check the router fleet" open, v2: 1 cards (1 ready)`);
   });
 });
