@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@vouch/contracts';
+import { loadLexicon } from '@vouch/judge';
 import { closeRedis, createConsumerRedis, redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import { BoardCache } from './board-cache.js';
 import { boardHandlers, createBoardCommands, type BoardCommands } from './board-handlers.js';
@@ -60,6 +61,8 @@ export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: B
     async handlers({ pool, logger, metrics, schema }) {
       const pruned = await pruneProcessedJobs(pool, PROCESSED_JOB_RETENTION_MS);
       if (pruned) logger.info({ pruned }, 'forgot old processed-job records');
+      // The judge's word senses load before the first review, not inside it (lexicon.ts).
+      loadLexicon();
       const boardMetrics = createBoardMetrics(metrics.registry, {
         cards: () => cardCounts(pool),
         diagnostics: () => diagnosticCounts(pool),

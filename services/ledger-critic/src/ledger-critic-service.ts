@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { NotFoundError, QUEUES, boardSynthesize, type OpenItem } from '@vouch/contracts';
+import { loadLexicon } from '@vouch/judge';
 import { createOperationCaller, redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import type { LedgerCriticEnv } from './config.js';
 import { createLedgerCommands, ledgerHandlers, type LedgerCommands } from './ledger-handlers.js';
@@ -57,6 +58,8 @@ export async function startLedgerCritic(env: LedgerCriticEnv, overrides: LedgerC
     async handlers({ pool, logger, metrics }) {
       const pruned = await pruneProcessedJobs(pool, PROCESSED_JOB_RETENTION_MS);
       if (pruned) logger.info({ pruned }, 'forgot old processed-job records');
+      // The judge's word senses load before the first job, not inside it (lexicon.ts).
+      loadLexicon();
       const ledgerMetrics = createLedgerMetrics(metrics.registry);
       const critic = createLlmCritic({ host: env.OLLAMA_HOST, model: env.LEDGER_CRITIC_MODEL, timeoutMs: env.LEDGER_CRITIC_TIMEOUT_MS, metrics: ledgerMetrics, logger });
       logger.info(

@@ -94,6 +94,16 @@ function synset(pos: LexPos, offset: number): Synset {
   return s;
 }
 
+/**
+ * Reads WordNet's noun and verb indexes now (about a second, synchronously).
+ * A service calls it while it starts, before it takes jobs: done inside the
+ * first job, it would stall the event loop that renews BullMQ's job locks.
+ */
+export function loadLexicon(): void {
+  load('noun');
+  load('verb');
+}
+
 /** Closes the data files (tests; a process otherwise keeps them for its life). */
 export function closeLexicon(): void {
   for (const d of data.values()) closeSync(d.fd);
