@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  BadInputError,
   BUILTIN_VERIFIER_AGENT,
   ConflictError,
   VouchError,
@@ -102,7 +103,7 @@ type Output<Op extends { output: z.ZodType }> = z.output<Op['output']>;
 type CreateInput = Omit<Input<typeof boardCreate>, 'visibility'> & Partial<Pick<Input<typeof boardCreate>, 'visibility'>>;
 
 export interface BoardCommands {
-  create(caller: Pick<BoardCaller, 'tenant' | 'jobId'>, input: CreateInput): Promise<Output<typeof boardCreate>>;
+  create(caller: Pick<BoardCaller, 'tenant' | 'jobId'> & Partial<Pick<BoardCaller, 'actor'>>, input: CreateInput): Promise<Output<typeof boardCreate>>;
   addCards(caller: BoardCaller, input: Input<typeof boardAddCards>): Promise<Output<typeof boardAddCards>>;
   updateCard(caller: BoardCaller, input: Input<typeof boardUpdateCard>): Promise<Output<typeof boardUpdateCard>>;
   attachEvidence(caller: BoardCaller, input: Input<typeof boardAttachEvidence>): Promise<Output<typeof boardAttachEvidence>>;
@@ -219,9 +220,12 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
 
     async create(caller, input) {
       const key = { tenant: caller.tenant, boardId: input.boardId };
+      // The owner is named, or it is the agent of the caller's key.
+      const owner = input.owner ?? caller.actor?.agent;
+      if (owner === undefined) throw new BadInputError('owner is required: name the board\'s owner, or call with an agent\'s key', [{ path: 'owner', message: 'name the agent or person that owns the board' }]);
       let alreadyCreated = false;
       return write(key, { jobId: caller.jobId, operation: boardCreate.name }, (state) => {
-        const d = createBoard(state, { boardId: input.boardId, title: input.title, goal: input.goal, scope: input.scope, owner: input.owner, policy: input.policy, visibility: input.visibility, at: now() });
+        const d = createBoard(state, { boardId: input.boardId, title: input.title, goal: input.goal, scope: input.scope, owner, policy: input.policy, visibility: input.visibility, at: now() });
         alreadyCreated = d.alreadyCreated;
         return { ...d, result: (s) => ({ ...boardSummary(s), alreadyCreated }) };
       });
@@ -431,7 +435,7 @@ export function boardHandlers(commands: BoardCommands): OperationHandler[] {
   /** A write that acts as an agent: the key's, from the job envelope; a job without one is refused. */
   const caller = (ctx: HandlerContext): BoardCaller => ({ ...job(ctx), actor: requireActor(ctx.actor, ctx.job.name) });
   return [
-    handle(boardCreate, (input, ctx) => commands.create(job(ctx), input)),
+    handle(boardCreate, (input, ctx) => commands.create({ ...job(ctx), ...(ctx.actor ? { actor: ctx.actor } : {}) }, input)),
     handle(boardAddCards, (input, ctx) => commands.addCards(caller(ctx), input)),
     handle(boardUpdateCard, (input, ctx) => commands.updateCard(caller(ctx), input)),
     handle(boardAttachEvidence, (input, ctx) => commands.attachEvidence(caller(ctx), input)),

@@ -212,4 +212,11 @@ describe('actors are keys: boards over the real gateway', () => {
     ]);
     expect((await card('c-2')).evidence.map((e) => e.attachedBy)).toEqual([agent, agent]);
   });
+
+  it('a board created without an owner is owned by the agent of the creating key', async () => {
+    const created = await call('lead-7', '/v1/boards', { boardId: 'owned-by-key', title: 'Owned', goal: 'g', scope: { kind: 'run', ref: 'owned-by-key' } });
+    expect(created).toMatchObject({ status: 200, body: { boardId: 'owned-by-key', owner: 'lead-7' } });
+    const named = await call('lead-7', '/v1/boards', { boardId: 'owned-by-name', title: 'Owned', goal: 'g', scope: { kind: 'run', ref: 'owned-by-name' }, owner: 'fleet-team' });
+    expect(named).toMatchObject({ status: 200, body: { owner: 'fleet-team' } });
+  });
 });

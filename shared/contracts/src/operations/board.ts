@@ -75,7 +75,7 @@ export const boardCreate = defineOperation({
         .default('')
         .describe('The request the board serves, in the user\'s words.'),
       scope: BoardScopeSchema,
-      owner: CallerAgentIdSchema.describe('The agent or person that owns the board (not necessarily the caller).'),
+      owner: CallerAgentIdSchema.optional().describe('The agent or person that owns the board (not necessarily the caller); without it, the agent of your key.'),
       policy: BoardPolicySchema.default({ allowSelfVerify: false, maxInFlightPerAssignee: 1, maxFailures: 3, claimTtlSeconds: 120 }),
       visibility: BoardVisibilitySchema.default('admin').describe(
         'admin (default): answers may show card ids, evidence ids and refs. public: board.synthesize answers in the public form, with no paths, refs or internal ids.',
