@@ -88,7 +88,7 @@ const TRAILING_FORM_RE = /^(.*\S)\s+(?:output|log|logs|listing|report|record|scr
 export function requirementFact(text: string): string {
   const whole = text.replace(/\s+/g, ' ').trim();
   const trailing = TRAILING_FORM_RE.exec(whole);
-  const flat = trailing && /[A-Za-z]{3,}/.test((trailing[1] as string).replace(/^(?:the|a|an)\s+/i, '')) ? (trailing[1] as string) : whole;
+  const flat = trailing && /[A-Za-z]{3,}/.test((trailing[1] as string).replace(/^(?:the|a|an)(?:\s+|$)/i, '')) ? (trailing[1] as string) : whole;
   const m = MEDIUM_RE.exec(flat);
   if (!m || (m[1] as string).split(' ').length > 6) return flat;
   // "the same listing for us-east-1": "listing" names the evidence here, and what follows is no fact on its own.

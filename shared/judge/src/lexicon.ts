@@ -148,7 +148,7 @@ function reaches(from: readonly number[], to: ReadonlySet<number>, pos: LexPos, 
   return false;
 }
 
-/** Whether a noun and a verb are one another's derivation in a common sense: "provision" and "provisioning", "restart" and "restart". */
+/** Whether a noun and a verb are one another's derivation in a common sense: "assignee" and "assign", "registration" and "register". */
 export function derivationallyRelated(noun: string, verb: string): boolean {
   const nouns = new Set(senses(noun, 'noun').map((o) => `noun:${o}`));
   return senses(verb, 'verb').some((o) => synset('verb', o).derived.some((d) => nouns.has(d)));

@@ -19,6 +19,8 @@ export interface QuotedItem {
   success?: boolean | undefined;
 }
 
+const UNFINISHED_RE = /\b(?:in progress|pending|queued|scheduled|waiting|not yet|awaiting|started|starting|running)\b/i;
+
 export type QuoteCheck = { ok: true; span: EvidenceSpan } | { ok: false; why: string };
 
 /** Lower case, one space, no quotation marks: how a quote is found in the item. */
@@ -68,6 +70,8 @@ export function checkQuotedSupport(claim: { text: string; kind: ClaimKind }, quo
   if (lacking.length) return { ok: false, why: `the quote does not carry ${lacking.map((x) => `"${x}"`).join(', ')}` };
   const shared = reading.terms.filter((t) => quoted.words.some((w) => w.lemma && sameWord(t.word.lemma, w.lemma))).length;
   if (reading.values.length === 0 && names.length === 0 && shared < 2) return { ok: false, why: 'the quote shares too little with the claim to be about it' };
+  // "deploy api 4.2: in progress": words that say the act has not finished are no support for it done.
+  if (UNFINISHED_RE.test(item.summary.slice(where.start, where.end))) return { ok: false, why: 'the quoted words report a negative or unfinished result' };
   const judged = judgeSupport(reading, { read: { ...quoted, tool: [] }, kind: item.kind });
   if (judged.verdict === 'contradicts' || (judged.verdict === 'lacks' && judged.negative)) return { ok: false, why: 'the quoted words report a negative or unfinished result' };
   return { ok: true, span: { evidenceId: item.id, start: where.start, end: where.end, text: item.summary.slice(where.start, where.end) } };

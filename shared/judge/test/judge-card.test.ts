@@ -271,3 +271,10 @@ describe('judgeCard', () => {
     expect(judgeCard(card('')).submissionClaims).toEqual([]);
   });
 });
+
+describe('a requirement that is only a form word', () => {
+  it('keeps its words: "the log" is not cut to "the"', () => {
+    expect(requirementFact('the log')).toBe('the log');
+    expect(requirementFact('the deploy log')).toBe('the deploy');
+  });
+});

@@ -39,3 +39,10 @@ describe('an LLM quote as support, checked by the judge', () => {
     expect(checkQuotedSupport({ text: 'the backup job finished', kind: 'statement' }, 'all done', vague)).toEqual({ ok: false, why: 'the quote shares too little with the claim to be about it' });
   });
 });
+
+describe('an unfinished result quoted as support', () => {
+  it('is refused', () => {
+    const item = { id: 'ev-5', kind: 'tool_result' as const, success: true, summary: 'deploy api 4.2 to production: in progress' };
+    expect(checkQuotedSupport({ text: 'Deployed api 4.2 to production', kind: 'action' }, 'deploy api 4.2 to production: in progress', item)).toEqual({ ok: false, why: 'the quoted words report a negative or unfinished result' });
+  });
+});
