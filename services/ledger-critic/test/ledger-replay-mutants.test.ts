@@ -128,7 +128,8 @@ describe('reading a page of evidence', () => {
     expect(last.evidence.map((e) => e.seq)).toEqual([4, 5]);
     expect(last.evidencePage).toEqual({ total: 5, after: 3, limit: 2, nextAfter: null });
     expect(toLedgerView(state, { after: 5, limit: 2 })).toMatchObject({ evidence: [], evidencePage: { total: 5, after: 5, limit: 2, nextAfter: null } });
-    expect(toLedgerView(state, { after: 9, limit: 2 }).evidence).toEqual([]);
+    expect(toLedgerView(state, { after: 9, limit: 100 }).evidence).toEqual([]);
+    expect(toLedgerView(state, { after: 0, limit: 3 }).evidencePage.nextAfter).toBe(3);
     expect(toLedgerView(state).evidencePage).toEqual({ total: 5, after: 0, limit: 100, nextAfter: null });
     expect(toLedgerView(state)).not.toHaveProperty('packets');
   });
@@ -171,6 +172,9 @@ describe('stored events and snapshots of earlier versions', () => {
     expect(lacksBaseVersions({})).toBe(false);
     expect(() => upcastSnapshot(snapshot, [])).toThrow('a stored snapshot holds the critique of cycle 1, but its stream has no critique event for that cycle');
     expect(() => upcastSnapshot({ ...snapshot, runId: 7 }, [4])).toThrow(/^not a ledger snapshot: runId: /);
+    expect(() => upcastSnapshot(null, [])).toThrow(/^not a ledger snapshot: /);
+    expect(() => upcastSnapshot({ ...snapshot, critiques: ['x'] }, [4])).toThrow(/^not a ledger snapshot: critiques\.0: /);
+    expect(() => upcastSnapshot({ ...snapshot, critiques: [null] }, [4])).toThrow(/^not a ledger snapshot: critiques\.0: /);
     const today = reviewedTwice().ledger;
     expect(upcastSnapshot(JSON.parse(JSON.stringify(today)), [])).toStrictEqual(today);
   });

@@ -44,9 +44,9 @@ describe('the rule critic', () => {
 
   it('asks for what each unsupported, contradicted or unverified claim lacks, quoting it', () => {
     const claims = [
-      claim({ id: 'c1', text: 'Deployed   v2\nto prod', status: 'unsupported', evidenceRequirement: 'a deploy log' }),
+      claim({ id: 'c1', text: ' Deployed   v2\nto prod ', status: 'unsupported', evidenceRequirement: 'a deploy log' }),
       claim({ id: 'c2', text: 'Tests pass', status: 'contradicted', statusReason: 'ev-3 failed: 2 tests failing' }),
-      claim({ id: 'c3', text: 'Emailed 40 owners', status: 'unverified', statusReason: 'nothing mentions 40', missingFeatures: ['40'] }),
+      claim({ id: 'c3', text: 'Emailed 40 owners', status: 'unverified', statusReason: 'nothing mentions 40', missingFeatures: ['40', 'owners.csv'] }),
       claim({ id: 'c4', text: 'Checked the backup', status: 'unverified', statusReason: 'too vague', evidenceRequirement: 'the backup check output' }),
     ];
     const result = ruleCritic({ claims, openItems: [], policy: 'full' });
@@ -54,13 +54,13 @@ describe('the rule critic', () => {
     expect(result.reasons).toEqual([
       '"Deployed v2 to prod" has no supporting evidence: record a deploy log, or remove the claim.',
       '"Tests pass" is contradicted: ev-3 failed: 2 tests failing. Fix it and record the successful observation, or correct the claim.',
-      '"Emailed 40 owners" is not verified: nothing mentions 40. Record a successful observation that mentions 40, or drop the unverified detail.',
+      '"Emailed 40 owners" is not verified: nothing mentions 40. Record a successful observation that mentions 40, owners.csv, or drop the unverified detail.',
       '"Checked the backup" is not verified: too vague. Record the backup check output, or drop the unverified detail.',
     ]);
     expect(result.missingEvidence).toEqual([
-      { claimId: 'c1', claimText: 'Deployed   v2\nto prod', features: [], need: 'a deploy log' },
+      { claimId: 'c1', claimText: ' Deployed   v2\nto prod ', features: [], need: 'a deploy log' },
       { claimId: 'c2', claimText: 'Tests pass', features: [], need: 'a successful observation after the failure (2 tests failing), or a corrected claim' },
-      { claimId: 'c3', claimText: 'Emailed 40 owners', features: ['40'], need: 'a successful observation that mentions 40' },
+      { claimId: 'c3', claimText: 'Emailed 40 owners', features: ['40', 'owners.csv'], need: 'a successful observation that mentions 40, owners.csv' },
       { claimId: 'c4', claimText: 'Checked the backup', features: [], need: 'the backup check output' },
     ]);
   });
