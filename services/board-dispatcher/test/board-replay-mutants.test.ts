@@ -225,7 +225,7 @@ describe('states are values', () => {
     b.update({ cardId: 'c-1', status: 'ready' });
     b.work('c-1');
     expect(JSON.stringify(before)).toBe(json);
-    // The decision entries themselves are not frozen (only their array is): left out here, see the note in the README.
+    // Only the decisions array is frozen, not its entries (Draft.finish freezes what a batch built): left out here.
     for (const state of [b.board, replayBoard(b.events)!]) {
       expect(Object.entries(state).every(([key, value]) => key === 'decisions' || isDeepFrozen(value))).toBe(true);
       expect(Object.isFrozen(state) && Object.isFrozen(state.decisions)).toBe(true);
