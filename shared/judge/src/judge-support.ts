@@ -319,7 +319,10 @@ function rivalAct(action: string, owords: readonly Word[], matched: ReadonlySet<
 
 /** Whether the observation states a record's state ("state: SCHEDULED", "status OPEN") and none of its states is the act's outcome. */
 function rivalState(action: string, owords: readonly Word[]): boolean {
-  const states = owords.filter((w, i) => !w.value && /^[A-Z][A-Z_]{2,}$/.test(w.text) && /^(state|status)$/.test(owords[i - 1]?.lemma ?? '') );
+  // "status AVAILABLE → QUARANTINE": the state now is the one after the arrow.
+  const states = owords
+    .map((w, i) => (/^(state|status)$/.test(owords[i - 1]?.lemma ?? '') && owords[i + 1]?.pos === 'ARROW' ? owords[i + 2] : /^(state|status)$/.test(owords[i - 1]?.lemma ?? '') ? w : undefined))
+    .filter((w): w is Word => w !== undefined && !w.value && /^[A-Z][A-Z_]{2,}$/.test(w.text));
   return states.length > 0 && !states.some((w) => COMPLETION_WORDS.has(w.lemma) || sameWord(action, w.lemma) || sameWord(action, w.text.toLowerCase()) || lexicallyRelated(action, w.lemma, 'verb') || (isRemoval(action) && isRemoval(w.lemma)));
 }
 
@@ -407,6 +410,18 @@ function substituted(cwords: readonly Word[], owords: readonly Word[], index: nu
     }
   }
   return false;
+}
+
+/** Whether a zero count is reported in one of these segments of the observation. */
+function zeroInSegments(obs: ObservationView, segs: ReadonlySet<number>): boolean {
+  return [...segs].some((seg) => (obs.read.failures[seg] ?? []).some((m: string) => m.startsWith('#zero')));
+}
+
+/** Whether a segment names a subject of its own (a noun or a gerund other than its result words) and none is the claim's. */
+function ownSubject(owords: readonly Word[], seg: number, markers: readonly string[], aboutClaim: (lemma: string) => boolean): boolean {
+  const markerWords = new Set(markers.flatMap((m) => m.replace(/^#(?:counted|zero) ?/, '').split(' ')));
+  const subjects = owords.filter((w) => w.seg === seg && !w.value && !w.neg && w.lemma.length >= 3 && !markerWords.has(w.lemma) && (/^(NOUN|PROPN)$/.test(w.pos) || (w.pos === 'VERB' && /ing$/.test(w.text))));
+  return subjects.length > 0 && !subjects.some((w) => aboutClaim(w.lemma));
 }
 
 /**
@@ -549,6 +564,8 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     const claimed = cwords[claimIndex]?.value as Value;
     for (const [termIndex] of termAt) {
       if (termIndex <= claimIndex || termIndex - claimIndex > 3 || cwords[termIndex]?.seg !== cwords[claimIndex]?.seg || cwords[termIndex]?.neg) continue;
+      // "212 pages at 600 ppi": a word after another of the claim's values is that value's.
+      if (cwords.slice(claimIndex + 1, termIndex).some((w) => w.value !== undefined)) continue;
       const nearest = findWord(obs, (cwords[termIndex] as Word).lemma, { near: obsIndex });
       if (nearest >= 0 && competingValue(obs, claimed, obsIndex, nearest)) missing.push(`${cwords[claimIndex]?.text} for ${cwords[termIndex]?.text}`);
     }
@@ -590,6 +607,8 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     for (const [termIndex, termObs] of termAt) {
       const term = cwords[termIndex] as Word;
       if (term.neg || !/^(NOUN|PROPN|ADJ)$/.test(term.pos) || owords[termObs]?.seg === owords[numAt]?.seg) continue;
+      // "212 pages at 600 ppi": a word right after another of the claim's values is that value's.
+      if (termIndex - 1 !== numIndex && cwords[termIndex - 1]?.value !== undefined) continue;
       const own = owords.find((w) => w.seg === owords[termObs]?.seg && w.value !== undefined && sameClass(v, w.value));
       if (own && !valuesMatch(v, own.value as Value)) missing.push(`${cwords[numIndex]?.text} for ${term.text} (${own.text})`);
     }
@@ -629,6 +648,8 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     if (term.word.neg && next?.neg && next.seg === term.word.seg && /^(NOUN|PROPN)$/.test(next.pos)) continue;
     const o = owords[at] as Word;
     if (!/^(NOUN|PROPN|ADJ|VERB)$/.test(o.pos)) continue;
+    // "no server crashes" and "query crashes where …: 0 reports": the query names what it counted, and the count is zero.
+    if (term.word.neg && !o.neg && zeroInSegments(obs, new Set([...matched].flatMap((i) => [(owords[i] as Word).seg, (owords[i] as Word).seg + 1])))) continue;
     if (Boolean(term.word.neg) !== Boolean(o.neg)) negationClash.push(term.word.text);
   }
   // A failed or unfinished result in a segment the claim rests on; and, when the claim's subject is the observation's
@@ -643,7 +664,12 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   obs.read.failures.forEach((markers, seg) => {
     const afterHead = headNamed && owords.some((w, i) => w.seg === seg && i >= obs.read.headEnd);
     if (!segments.has(seg) && !afterHead) return;
+    // A segment the claim reaches only through the observation's head, naming a subject of its own that the claim does not
+    // speak of ("moderation pending", "dispensing blocked"): its result is that subject's, not the claim's.
+    // A count ("0 of 3 pods ready") is the result's own measure and stays.
+    const elsewhere = !segments.has(seg) && ownSubject(owords, seg, markers, aboutClaim);
     for (const raw of markers) {
+      if (elsewhere && !raw.startsWith('#')) continue;
       const counted = raw.startsWith('#counted ');
       const marker = counted ? raw.slice('#counted '.length) : raw;
       if (claimLemmas.has(marker) || [...claimLemmas].some((l) => l.length >= 4 && sameWord(l, marker))) continue;
@@ -658,6 +684,9 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
       // the result, not the result; a zero count of the claim's own object or act ("0 delivered" for "delivered") is a negative result.
       if (marker.startsWith('#zero ') && !aboutClaim(marker.slice('#zero '.length))) continue;
       if (marker.startsWith('no ') && cwords.some((w) => w.neg && sameWord(w.lemma, marker.slice(3)))) continue;
+      // "reviewed 88255, no contempt risk": an absence the claim does not speak of, beside the result, outside what the claim rests on.
+      // "no acknowledgement from valve" is about the claim's valve, and stays.
+      if (!segments.has(seg) && marker.startsWith('no ') && !owords.some((w) => w.seg === seg && !w.value && w.lemma.length >= 3 && aboutClaim(w.lemma))) continue;
       // An action's report may count a few failures beside its result ("3087 delivered, 33 bounced"), unless the claim says all, or how many.
       if (!segments.has(seg) && claim.kind === 'action' && counted && !universal && claim.values.every((v) => v.value.k !== 'num')) continue;
       failures.push(zero ? 'a zero count' : marker === '#partial' ? 'a partial count' : `"${marker}"`);

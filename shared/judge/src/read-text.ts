@@ -272,8 +272,10 @@ function classify(token: string): Value | undefined {
   if (version && ((version[1] as string).split('.').length >= 3 || /^v/i.test(token))) {
     return { k: 'ver', parts: (version[1] as string).split('.').map(Number) };
   }
-  // A tracking number or a PMID is an identifier, not a quantity.
+  // A tracking number or a PMID is an identifier, not a quantity; so are three or more digit groups ("25-31-01", "65862-017-01"),
+  // where two are a range ("2015-2025").
   if (/^\d{7,}$/.test(token)) return { k: 'id', key: token };
+  if (/^\d+(?:-\d+){2,}$/.test(token)) return { k: 'id', key: idKey(token) };
   const num = parseNumber(token.replace(/%$/, ''));
   if (num && !/[A-Za-z]$/.test(token.replace(/(k|m|bn)$/i, ''))) {
     if (token.endsWith('%')) return { k: 'num', n: num.n, step: num.step, pct: true };
@@ -350,7 +352,7 @@ export function readText(text: string): ReadText {
     }
   }
   retagVerbs(words);
-  joinValues(words);
+  joinValues(words, text);
   markNegation(words, headEnd === -1 ? -1 : headEnd);
   const segments = Math.max(0, ...words.map((w) => w.seg)) + 1;
   const failures = Array.from({ length: segments }, (_, s) => segmentFailures(words.filter((w) => w.seg === s)));
@@ -392,7 +394,7 @@ function lemmaOf(text: string, tag: Tagged | undefined): string {
 }
 
 /** Joins "1 h 45 min", "45 minutes", "14 April 2025", "April 15, 2025", "10:00 PM", "LH 401", "zone B" into single values. */
-function joinValues(words: Word[]): void {
+function joinValues(words: Word[], text: string): void {
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as Word;
     const next = words[i + 1];
@@ -450,7 +452,9 @@ function joinValues(words: Word[]): void {
       next.lemma = '';
     }
     // "zone B", "tier 2A": a noun labelled by a letter.
-    if (next && /^[A-Z]$/.test(next.text) && next.text !== 'I' && /^(NOUN|PROPN)$/.test(w.pos) && next.seg === w.seg) {
+    // Not an initial: "adjuster M. Soto" names a person.
+    const initial = next !== undefined && /^\.\s+[A-Z]/.test(text.slice(next.end, next.end + 3));
+    if (next && /^[A-Z]$/.test(next.text) && next.text !== 'I' && !initial && /^(NOUN|PROPN)$/.test(w.pos) && next.seg === w.seg) {
       next.value = { k: 'id', key: idKey(`${w.lemma}${next.text}`) };
       next.pos = 'VAL';
     }
