@@ -225,10 +225,9 @@ describe('states are values', () => {
     b.update({ cardId: 'c-1', status: 'ready' });
     b.work('c-1');
     expect(JSON.stringify(before)).toBe(json);
-    // Only the decisions array is frozen, not its entries (Draft.finish freezes what a batch built): left out here.
     for (const state of [b.board, replayBoard(b.events)!]) {
-      expect(Object.entries(state).every(([key, value]) => key === 'decisions' || isDeepFrozen(value))).toBe(true);
-      expect(Object.isFrozen(state) && Object.isFrozen(state.decisions)).toBe(true);
+      expect(state.decisions.length).toBeGreaterThan(0);
+      expect(isDeepFrozen(state)).toBe(true);
     }
     expect(b.board.keys).toEqual({ list: 'c-1', report: 'c-2', more: 'c-3' });
     b.add([{ title: 'No key' }]);

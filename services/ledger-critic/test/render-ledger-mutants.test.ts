@@ -227,4 +227,11 @@ describe('public-safe text', () => {
     expect(publicSafe('done (ev-1, cl-2-3)  and   un-4 ok ( )')).toBe('done and ok');
     expect(publicSafe('wrote ./out/report.pdf and ~/notes/todo.txt and dir/sub/deeper/')).toBe('wrote report.pdf and todo.txt and deeper');
   });
+
+  it('withholds IPv6 loopback and private addresses, and keeps the punctuation after a withheld address', () => {
+    expect(publicSafe('see http://[::1]:8080/x for it')).toBe('see an internal address for it');
+    expect(publicSafe('on http://[fd12:3456::1]/v1, then http://[fe80::2]/a; done')).toBe('on an internal address, then an internal address; done');
+    expect(publicSafe('fetched http://10.0.0.5/a, then https://example.com/b.')).toBe('fetched an internal address, then https://example.com/b.');
+    expect(publicSafe('docs at http://[2001:db8::1]/x')).toBe('docs at http://[2001:db8::1]/x');
+  });
 });

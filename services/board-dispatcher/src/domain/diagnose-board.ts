@@ -1,5 +1,6 @@
 import type { DiagnosticKind, DiagnosticSeverity } from '@vouch/contracts';
 import { closestIds } from './closest-ids.js';
+import { deadDependencies } from './dependency-graph.js';
 import type { BoardState, CardState } from './replay-board.js';
 
 /**
@@ -101,7 +102,7 @@ export function evaluateConditions(state: BoardState, facts: BoardFacts): Diagno
     }
 
     if (card.status === 'todo') {
-      const dead = card.dependsOn.filter((d) => state.cards[d]?.status === 'cancelled');
+      const dead = deadDependencies(state, card);
       const blocked = card.dependsOn.filter((d) => state.cards[d]?.status === 'blocked');
       if (dead.length || blocked.length) {
         found.push({

@@ -113,7 +113,7 @@ class Draft {
       this.state.decisions = [...this.state.decisions];
       this.decisionsCopied = true;
     }
-    this.state.decisions.push(decision);
+    this.state.decisions.push(Object.freeze(decision));
   }
 
   /** Freezes what this batch built; everything else came frozen from the base state. */

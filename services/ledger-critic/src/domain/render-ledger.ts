@@ -92,13 +92,14 @@ function renderAdmin(ledger: LedgerSnapshot): string {
 }
 
 const INTERNAL_ID_RE = /\b(?:ev|cl|un)-\d+(?:-\d+)?\b/g;
-const URL_RE = /\bhttps?:\/\/[^\s<>"'`)\]]+/gi;
+// A bracketed IPv6 host ("http://[::1]:8080/") is part of the address.
+const URL_RE = /\bhttps?:\/\/(?:\[[0-9a-f:.]+\])?[^\s<>"'`)\]]*/gi;
 const PATH_RE = /(?:[A-Za-z]:\\|~\/|\.{1,2}\/|\/)?(?:[\w.@+-]+[/\\])+[\w.@+-]*/g;
-const INTERNAL_HOST_RE = /^(localhost|127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|0\.0\.0\.0|\[?::1\]?)/i;
+const INTERNAL_HOST_RE = /^(localhost|127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|0\.0\.0\.0|\[?::1?\]?$|\[?f[cd][0-9a-f]{0,2}:|\[?fe80:)/i;
 
 function hostOf(url: string): string {
   try {
-    return new URL(url.replace(/[.,;:!?]+$/, '')).hostname;
+    return new URL(url).hostname;
   } catch {
     return '';
   }
@@ -107,9 +108,11 @@ function hostOf(url: string): string {
 /** Text safe for a public answer: no internal ids, paths reduced to file names, internal URLs withheld. */
 export function publicSafe(text: string): string {
   const urls: string[] = [];
-  const masked = text.replace(URL_RE, (url) => {
+  const masked = text.replace(URL_RE, (match) => {
+    // Punctuation after an address ends the sentence or the list item, not the address: it stays when the address is withheld.
+    const url = match.replace(/[.,;:!?]+$/, '');
     urls.push(INTERNAL_HOST_RE.test(hostOf(url)) ? 'an internal address' : url);
-    return `⟦${urls.length - 1}⟧`;
+    return `⟦${urls.length - 1}⟧${match.slice(url.length)}`;
   });
   return masked
     .replace(INTERNAL_ID_RE, '')
