@@ -36,7 +36,8 @@ export function requestHash(operation: string, input: unknown, agent?: string): 
  * What a key holds for this request. `attempt` names the run of the
  * operation the key belongs to now: `new` starts it (or takes over the
  * attempt of a request that died with its gateway), `pending` is another
- * request's attempt still in progress, which a queued operation re-attaches to.
+ * request's attempt still in progress, whose answer a queued operation waits
+ * for (await-attempt.ts).
  */
 export type IdempotencyClaim =
   | { kind: 'new'; attempt: string }
@@ -63,17 +64,40 @@ export async function claimIdempotencyKey(db: Queryable, tenant: string, key: st
   return { kind: 'pending', attempt: row.attempt };
 }
 
-/** Records the response to replay for this key. */
-export async function completeIdempotencyKey(db: Queryable, tenant: string, key: string, status: number, body: unknown): Promise<void> {
-  await db.query(`UPDATE idempotency_keys SET state = 'done', status_code = $3, response = $4 WHERE tenant = $1 AND key = $2`, [tenant, key, status, JSON.stringify(body)]);
+/**
+ * What a key holds now, for a request waiting on another request's attempt:
+ * undefined once the key was released (or swept).
+ */
+export type IdempotencyRecord =
+  | { state: 'pending'; attempt: string }
+  | { state: 'done'; attempt: string; status: number; body: unknown };
+
+export async function readIdempotencyKey(db: Queryable, tenant: string, key: string): Promise<IdempotencyRecord | undefined> {
+  const { rows } = await db.query<{ state: 'pending' | 'done'; attempt: string; status_code: number | null; response: unknown }>(
+    `SELECT state, attempt, status_code, response FROM idempotency_keys WHERE tenant = $1 AND key = $2`,
+    [tenant, key],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return row.state === 'done' ? { state: 'done', attempt: row.attempt, status: row.status_code!, body: row.response } : { state: 'pending', attempt: row.attempt };
+}
+
+/**
+ * Records the response to replay for this key. Only for the attempt that
+ * produced it: a request that waited on an attempt which was released meanwhile
+ * must not write its answer over the next attempt's key.
+ */
+export async function completeIdempotencyKey(db: Queryable, tenant: string, key: string, attempt: string, status: number, body: unknown): Promise<void> {
+  await db.query(`UPDATE idempotency_keys SET state = 'done', status_code = $4, response = $5 WHERE tenant = $1 AND key = $2 AND attempt = $3`, [tenant, key, attempt, status, JSON.stringify(body)]);
 }
 
 /**
  * Forgets a pending key whose request failed in a way worth retrying (5xx):
- * the next request with the key claims a new attempt and runs again.
+ * the next request with the key claims a new attempt and runs again. Only
+ * this attempt's: a new attempt another request claimed since stays.
  */
-export async function releaseIdempotencyKey(db: Queryable, tenant: string, key: string): Promise<void> {
-  await db.query(`DELETE FROM idempotency_keys WHERE tenant = $1 AND key = $2 AND state = 'pending'`, [tenant, key]);
+export async function releaseIdempotencyKey(db: Queryable, tenant: string, key: string, attempt: string): Promise<void> {
+  await db.query(`DELETE FROM idempotency_keys WHERE tenant = $1 AND key = $2 AND attempt = $3 AND state = 'pending'`, [tenant, key, attempt]);
 }
 
 /** Deletes keys past the retention; returns how many. */

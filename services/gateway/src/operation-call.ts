@@ -11,6 +11,7 @@ import {
 import type { Logger, Pool } from '@vouch/platform';
 import type { z } from 'zod';
 import { isOperator, type Caller } from './api-keys.js';
+import { awaitAttempt } from './await-attempt.js';
 import type { GatewayHandler } from './gateway-handler.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash, type IdempotencyClaim } from './idempotency.js';
 import { describeJob } from './jobs-operation.js';
@@ -75,6 +76,15 @@ interface Answer {
   status: number;
   body: unknown;
   afterDelivery?: (() => void) | undefined;
+  /** The answer another request with the same Idempotency-Key recorded: replayed as it is, not recorded again. */
+  recorded?: boolean;
+}
+
+/** The run of an operation an Idempotency-Key holds; `reattach`: another request runs it, this one waits for its answer. */
+interface KeyedRun {
+  key: string;
+  attempt: string;
+  reattach: boolean;
 }
 
 async function execute(
@@ -82,7 +92,7 @@ async function execute(
   input: Record<string, unknown>,
   caller: Caller,
   requestId: string,
-  idempotency: { key: string; attempt: string } | undefined,
+  idempotency: KeyedRun | undefined,
   deps: CallDeps,
 ): Promise<Answer> {
   const own = deps.gatewayHandlers.get(op.name);
@@ -104,15 +114,29 @@ async function execute(
     return { status: 202, body: { jobId, operation: op.name, state, statusUrl: `/v1/jobs/${jobId}` } };
   }
   const timeoutMs = op.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
-  const outcome = await deps.hub.run(op, queue, envelope, id, { timeoutMs, mayExist: idempotency !== undefined });
+  // A request that re-attaches never adds the job: the attempt's own request may have delivered and removed it already.
+  const outcome = idempotency?.reattach
+    ? await awaitAttempt(deps.hub, deps.pool, { tenant: caller.tenant, key: idempotency.key, attempt: idempotency.attempt, queue, jobId: id }, timeoutMs)
+    : await deps.hub.run(op, queue, envelope, id, { timeoutMs, mayExist: idempotency !== undefined });
+  if (outcome.kind === 'recorded') return { status: outcome.status, body: outcome.body, recorded: true };
   if (outcome.kind === 'completed') {
     return { status: 200, body: outcome.value, afterDelivery: op.ephemeral ? undefined : () => deps.hub.forget(queue, id) };
   }
   if (outcome.kind === 'failed') throw errorFromBody(decodeJobError(outcome.failedReason));
   const fresh = await deps.hub.readJob(queue, id).catch(() => undefined);
+  if (!fresh && idempotency?.reattach) {
+    // The attempt's job is not in Redis (its request died before adding it): no job URL to poll.
+    throw new VouchError(ERROR_CODES.timeout, `the earlier request with Idempotency-Key ${idempotency.key} did not finish within ${timeoutMs} ms: retry with the same key for its answer`);
+  }
   throw new VouchError(ERROR_CODES.timeout, `${op.name} did not finish within ${timeoutMs} ms; it is still queued or running: poll /v1/jobs/${jobId}`, {
     details: { jobId, statusUrl: `/v1/jobs/${jobId}`, ...(fresh ? { job: describeJob(fresh, jobId) } : {}) },
   });
+}
+
+/** The stored answer to an earlier request with the same Idempotency-Key, sent as it was. */
+function replay(status: number, body: unknown): CallOutcome {
+  if (status >= 400) return { ok: false, problem: body as Problem, replayed: true };
+  return { ok: true, status, body, replayed: true };
 }
 
 function errorFromBody(body: ReturnType<typeof decodeJobError>): VouchError {
@@ -150,7 +174,7 @@ export async function callOperation(op: OperationDef, call: OperationCall, deps:
     return problemOf(new BadInputError(`${path} must be 1-200 printable ASCII characters`, [{ path, message: 'invalid: send 1-200 printable ASCII characters, new for each new request' }]));
   }
   const useKey = key !== undefined && op.http.method === 'POST';
-  let attempt: string | undefined;
+  let run: KeyedRun | undefined;
   if (useKey) {
     let claim: IdempotencyClaim;
     try {
@@ -161,33 +185,34 @@ export async function callOperation(op: OperationDef, call: OperationCall, deps:
     if (claim.kind === 'mismatch') {
       return problemOf(new VouchError(ERROR_CODES.idempotencyConflict, `Idempotency-Key ${key} was already used with a different request (${claim.operation}): use a new key for a new request`));
     }
-    if (claim.kind === 'replay') {
-      if (claim.status >= 400) return { ok: false, problem: claim.body as Problem, replayed: true };
-      return { ok: true, status: claim.status, body: claim.body, replayed: true };
-    }
+    if (claim.kind === 'replay') return replay(claim.status, claim.body);
     if (claim.kind === 'pending' && deps.gatewayHandlers.has(op.name)) {
       return problemOf(new VouchError(ERROR_CODES.idempotencyConflict, `a request with Idempotency-Key ${key} is still in progress: retry when it has finished`));
     }
-    // A pending queue operation re-attaches to the same job: its id is derived from the key and attempt.
-    attempt = claim.attempt;
+    // A pending queue operation re-attaches to the same attempt: its job id is derived from the key and attempt.
+    run = { key, attempt: claim.attempt, reattach: claim.kind === 'pending' };
   }
 
   let answer: Answer;
   try {
-    answer = await execute(op, input, caller, requestId, useKey && attempt ? { key, attempt } : undefined, deps);
+    answer = await execute(op, input, caller, requestId, run, deps);
   } catch (err) {
     const outcome = problemOf(err) as { ok: false; problem: Problem; replayed: false };
     const { problem } = outcome;
     // The answer hides internals; the log keeps them, under the request id the answer names.
     if (problem.status >= 500) deps.logger.error({ err, op: op.name, requestId }, `${op.name} failed: ${problem.code}`);
-    if (useKey) {
+    if (run) {
       // 4xx answers are final and replayed. A 504 keeps the attempt: the job is still queued or
-      // running, and a retry re-attaches to it. Other 5xx answers free the key: a retry runs again.
-      if (problem.status < 500) await completeIdempotencyKey(deps.pool, caller.tenant, key, problem.status, problem).catch(() => {});
-      else if (problem.code !== ERROR_CODES.timeout) await releaseIdempotencyKey(deps.pool, caller.tenant, key).catch(() => {});
+      // running, and a retry re-attaches to it; but an ephemeral job is removed when its wait
+      // times out, leaving nothing to re-attach to. Other 5xx answers free the key: a retry runs again.
+      const keepsAttempt = problem.code === ERROR_CODES.timeout && !op.ephemeral;
+      if (problem.status < 500) await completeIdempotencyKey(deps.pool, caller.tenant, run.key, run.attempt, problem.status, problem).catch(() => {});
+      else if (!keepsAttempt) await releaseIdempotencyKey(deps.pool, caller.tenant, run.key, run.attempt).catch(() => {});
     }
     return outcome;
   }
-  if (useKey) await completeIdempotencyKey(deps.pool, caller.tenant, key, answer.status, answer.body);
+  if (answer.recorded) return replay(answer.status, answer.body);
+  // Recorded before afterDelivery removes the job: a request waiting on this attempt finds the job's result or this record.
+  if (run) await completeIdempotencyKey(deps.pool, caller.tenant, run.key, run.attempt, answer.status, answer.body);
   return { ok: true, status: answer.status, body: answer.body, replayed: false, afterDelivery: answer.afterDelivery };
 }
