@@ -18,9 +18,10 @@
  * Pure: no Redis, Postgres or Ollama; the critic runs as the service plans a
  * review (openLedger, recordEvidence, planCompletionReview).
  */
+import { BOARD_BLIND_4 } from '../services/board-dispatcher/test/verify-corpus/cases-blind-4.js';
 import { BOARD_BLIND } from '../services/board-dispatcher/test/verify-corpus/cases-blind.js';
 import { evaluateCards, type CardReport, type CardResult } from '../services/board-dispatcher/test/verify-corpus/evaluate-cards.js';
-import { BLIND_3_CASES, HELD_OUT_2_CASES, HELD_OUT_CASES, TUNING_CASES } from '../services/ledger-critic/test/critic-corpus/corpus.js';
+import { BLIND_3_CASES, BLIND_4_CASES, HELD_OUT_2_CASES, HELD_OUT_CASES, TUNING_CASES } from '../services/ledger-critic/test/critic-corpus/corpus.js';
 import type { CriticCase } from '../services/ledger-critic/test/critic-corpus/corpus-case.js';
 import { evaluateCorpus, timeCase, type CaseResult, type CorpusReport } from '../services/ledger-critic/test/critic-corpus/evaluate-corpus.js';
 
@@ -119,9 +120,12 @@ print('held-out 1 (written after the critic; blind run: 3 of 21 false approvals,
 print('held-out 2 (written after the fixes held-out 1 prompted; blind run: 3 of 10 false approvals, 1 of 10 false holds)', HELD_OUT_2_CASES);
 print('blind 3 (issue 16, written before the judge changed; before, at e41d601: 2 of 46 false approvals, 46 of 50 false holds, 4 of 9 blocked — docs/evaluation/issue-16-blind-before.md)', BLIND_3_CASES);
 printCards('board cards, blind (issue 16; before, at e41d601: 29 of 29 false verifications, 10 self-certified, 0 of 26 false holds)', BOARD_BLIND);
+// Blind 4 was measured blind once, on the judge at 411c107 (docs/evaluation/issue-16-blind-4.md); the fixes for the false approvals it showed followed.
+print('blind 4 (issue 16, second blind set; blind run at 411c107: 7 of 55 false approvals, 51 of 55 false holds, 7 of 10 blocked)', BLIND_4_CASES);
+printCards('board cards, blind 4 (blind run at 411c107: 0 of 26 false verifications, 0 self-certified, 24 of 24 false holds)', BOARD_BLIND_4);
 
 // Cost: every case once to warm the reader and the lexicon, then each timed three times; medians per claim.
-const all = [...TUNING_CASES, ...HELD_OUT_CASES, ...HELD_OUT_2_CASES, ...BLIND_3_CASES];
+const all = [...TUNING_CASES, ...HELD_OUT_CASES, ...HELD_OUT_2_CASES, ...BLIND_3_CASES, ...BLIND_4_CASES];
 for (const c of all) timeCase(c);
 const judgePerClaim: number[] = [];
 const reviewPerClaim: number[] = [];

@@ -1,6 +1,7 @@
 import { COMMERCE_CASES } from './cases-commerce.js';
 import { HELD_OUT } from './cases-held-out.js';
 import { BLIND_3 } from './cases-blind-3.js';
+import { BLIND_4 } from './cases-blind-4.js';
 import { HELD_OUT_2 } from './cases-held-out-2.js';
 import { LOGISTICS_CASES } from './cases-logistics.js';
 import { OPERATIONS_CASES } from './cases-operations.js';
@@ -18,3 +19,6 @@ export const HELD_OUT_2_CASES: CriticCase[] = HELD_OUT_2;
 
 /** The blind set of issue 16 (13+ domains the corpus does not use), written before the judge changed: reported apart. */
 export const BLIND_3_CASES: CriticCase[] = BLIND_3;
+
+/** The second blind set of issue 16 (14 more new domains), written by a reviewer who did not read the judge, after its last change: reported apart. */
+export const BLIND_4_CASES: CriticCase[] = BLIND_4;
