@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BOARD_BLIND_4 } from './verify-corpus/cases-blind-4.js';
 import { BOARD_BLIND } from './verify-corpus/cases-blind.js';
 import { evaluateCards } from './verify-corpus/evaluate-cards.js';
 
@@ -26,5 +27,12 @@ describe('the built-in verifier on the blind board cards', () => {
 
   it('holds the three cards issue 16 was filed with', () => {
     for (const id of ['iac-c01', 'git-c01', 'onc-c03']) expect(report.results.find((r) => r.case.id === id)?.got, id).toBe('hold');
+  });
+
+  it('on the second blind set verifies no card its evidence does not show, nor any on the worker\'s say-so', () => {
+    const second = evaluateCards(BOARD_BLIND_4);
+    expect(second.cases).toBeGreaterThanOrEqual(40);
+    expect(second.selfCertified.map((r) => r.case.id)).toEqual([]);
+    expect(second.falseVerifications.map((r) => r.case.id)).toEqual([]);
   });
 });

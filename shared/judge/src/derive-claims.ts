@@ -124,6 +124,14 @@ function startsPredicate(rest: string): boolean {
   return false;
 }
 
+// "…, and so is the second pallet", "…, and the next stop too": a clause that says the same of another subject.
+const ELLIPTICAL_RE = /^(?:(?:so|neither|nor)\s+(?:is|are|was|were|do|does|did|has|have|had)\b.*|(?:\S+\s+){0,5}(?:too|as well|also)[.!]?)$/i;
+
+/** Whether the rest of a sentence claims the same predicate of another subject: a claim of its own, about that subject. */
+function elliptical(rest: string): boolean {
+  return ELLIPTICAL_RE.test(rest.trim());
+}
+
 const LIST_MARKER_RE = /^\s*(?:[-*+•]|\d{1,3}[.)]|\[[ xX]\])\s+/;
 
 function cleanClause(text: string): string {
@@ -178,7 +186,7 @@ export function splitClauses(sentence: string): string[] {
       const rest = piece.slice(end + m[0].length);
       // "Next, I will ..." : an opening word before the comma is no clause of its own.
       const before = piece.slice(start, end).trim().split(/\s+/).length;
-      if (before >= 2 && startsPredicate(rest)) {
+      if (before >= 2 && (startsPredicate(rest) || elliptical(rest))) {
         out.push(piece.slice(start, end));
         start = end + m[0].length;
       }
@@ -319,6 +327,30 @@ export function isQuestion(goal: string): boolean {
   return QUESTION_RE.test(text) || QUESTION_START_RE.test(text);
 }
 
+// "v2", "3.8": a version the summary may write another way ("version 2").
+const VERSION_RE = /^v?\d+(?:\.\d+)*$/i;
+const AMOUNT_RE = /^[$€£]?\d[\d.,]*(?:k|m|bn|b)?(?:[-–][$€£]?\d[\d.,]*(?:k|m|bn|b)?)?$/i;
+
+/**
+ * An identifier the goal names (a database, a record, a file) that neither
+ * the summary nor the visible answer mentions is still part of what "done"
+ * claims: the work was on that thing, not on another. It becomes a claim of
+ * its own, the identifier as the goal wrote it, which an observation must
+ * show: "granted read on MART_FINANCE" does not say in which database, and
+ * the goal said ANALYTICS_PROD.
+ */
+function claimGoalIdentifiers(texts: ProposedTexts, add: (text: string, source: ClaimSource, judged: { kind: ClaimKind; materiality: ClaimMateriality }) => void): void {
+  if (isQuestion(texts.goal) || asksForWords(texts.goal)) return;
+  const said = new Set([...extractFeatures(`${texts.summary} ${texts.visibleAnswer ?? ''}`)]);
+  const tokens = texts.goal.split(/\s+/).map((t) => t.replace(/^[("'`]+|[)"'`.,;:!?]+$/g, ''));
+  for (const feature of extractFeatures(texts.goal)) {
+    if (!/^(?:id|file|url):/.test(feature) || said.has(feature)) continue;
+    const raw = tokens.find((t) => t.toLowerCase() === feature.slice(feature.indexOf(':') + 1));
+    // An amount or a range of amounts ("152k-178k") is a value the summary may write another way, not a thing worked on.
+    if (raw && !AMOUNT_RE.test(raw) && !VERSION_RE.test(raw)) add(raw, 'derived', { kind: 'statement', materiality: 'high' });
+  }
+}
+
 /**
  * Atomic claims of one completion attempt, from the task-complete summary and
  * the visible answer (a claim in both is kept once). When neither says
@@ -358,6 +390,6 @@ export function deriveClaims(texts: ProposedTexts, opts: { cycle: number; policy
     // is what "done" claims, and no policy completes it on the agent's word: it needs evidence.
     const answered = (isQuestion(goal) || asksForWords(goal)) && `${texts.summary} ${texts.visibleAnswer ?? ''}`.trim() !== '' && (isQuestion(goal) ? (texts.visibleAnswer ?? '').trim() !== '' : true);
     add(`The goal was achieved: ${clipped}`, 'derived', { kind: 'action', materiality: answered ? 'medium' : 'high' });
-  }
+  } else claimGoalIdentifiers(texts, add);
   return claims;
 }

@@ -79,7 +79,7 @@ export function cardObservations(evidence: readonly CardEvidenceItem[]): Complet
 // A requirement often describes the evidence and then the fact it must show: "<the test output> showing <0 failures>",
 // "<the postmortem document> with <timeline, root cause and action items>". The description says where to look; the
 // fact is what must be shown. Names and identifiers in the description still say which thing ("the MultiQC report").
-const MEDIUM_RE = /^(.{1,80}?)\s+(?:showing|that shows?|which shows?|listing|stating|confirming|proving|with)\s+(.+)$/i;
+const MEDIUM_RE = /^(.{1,80}?)\s+(?:showing|that shows?|which shows?|shows?|lists|states|confirms|proves|listing|stating|confirming|proving|with)\s+(.+)$/i;
 
 /** The fact a requirement asks the evidence to show, without the words that only describe the evidence. */
 // "the inventory output", "the deploy log": a form word at the end names the evidence, the words before it the fact.
@@ -95,7 +95,8 @@ export function requirementFact(text: string): string {
   const factWords = (m[2] as string).split(' ').filter((w) => /^[A-Za-z]{3,}$/.test(w) && !/^(?:the|and|for|with|from|that|this|its|their|every|each|all|any)$/i.test(w));
   if (factWords.length < 2 && !/\d/.test(m[2] as string)) return flat;
   if (/^(?:of|for|from|on|in)\b/i.test(m[2] as string)) return flat;
-  const names = (m[1] as string).split(' ').filter((w) => /[A-Z0-9]/.test(w.slice(1)) || /\d/.test(w) || (/^[A-Z]/.test(w) && !/^(?:The|A|An)$/.test(w)));
+  // Names, identifiers, URLs and paths in the description still say which thing: "https://status.example.com shows …".
+  const names = (m[1] as string).split(' ').filter((w) => /[A-Z0-9]/.test(w.slice(1)) || /\d/.test(w) || /[/.:@_]\w/.test(w) || (/^[A-Z]/.test(w) && !/^(?:The|A|An)$/.test(w)));
   return [...names, m[2] as string].join(' ');
 }
 

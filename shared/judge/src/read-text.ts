@@ -228,6 +228,8 @@ function scan(text: string): Scanned[] {
     const trimmed = raw.replace(/[.:!?'’*]+$/, '');
     const trailing = raw.length - trimmed.length;
     raw = trimmed;
+    // "Station 7's audit", "PL-88012's lot": the possessive is not part of the value.
+    if (/['’]s$/.test(raw) && classify(raw.slice(0, -2))) raw = raw.slice(0, -2);
     if (raw) {
       for (const piece of splitCompound(raw)) {
         out.push({ ...piece, start: i + piece.start, end: i + piece.start + piece.text.length });
@@ -341,11 +343,13 @@ export function readText(text: string): ReadText {
       words.push({ text: t.text, lemma: t.text.toLowerCase(), pos: 'VAL', start: t.start, end: t.end, seg, value: { k: 'id', key: idKey(t.text) } });
       continue;
     }
-    const parts = /^[A-Za-z]+(?:[-_'][A-Za-z]+)+$/.test(t.text) && !/'s$/i.test(t.text) ? splitWords(t.text, t.start) : [{ text: t.text.replace(/['’]s$/i, ''), start: t.start }];
+    // "ANALYTICS_PROD", "MART_FINANCE": a constant's name is one name, and ANALYTICS_DEV another.
+    const constant = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(t.text) && /[A-Z]{2}/.test(t.text);
+    const parts = !constant && /^[A-Za-z]+(?:[-_'][A-Za-z]+)+$/.test(t.text) && !/'s$/i.test(t.text) ? splitWords(t.text, t.start) : [{ text: t.text.replace(/['’]s$/i, ''), start: t.start }];
     for (const part of parts) {
       if (!part.text) continue;
       const tag = tags.get(part.start);
-      const word: Word = { text: part.text, lemma: lemmaOf(part.text, tag), pos: tag?.pos ?? (isAlpha(part.text) ? 'X' : 'SYM'), start: part.start, end: part.start + part.text.length, seg };
+      const word: Word = { text: part.text, lemma: constant ? part.text.toLowerCase() : lemmaOf(part.text, tag), pos: tag?.pos ?? (isAlpha(part.text) ? 'X' : 'SYM'), start: part.start, end: part.start + part.text.length, seg };
       const n = numberWord(part.text);
       if (n !== undefined && !(part.text.toLowerCase() === 'one' && tag?.pos === 'PRON')) word.value = { k: 'num', n, step: 1, plain: true };
       words.push(word);
@@ -538,11 +542,13 @@ function segmentFailures(seg: readonly Word[]): string[] {
     const w = seg[i] as Word;
     const prev = seg[i - 1];
     if (isFailureWord(w.lemma) || isFailureWord(w.text.toLowerCase())) {
-      // "33 bounced": a count of failures beside a result, marked as counted.
-      if (!isZero(prev) && !(prev && NEGATORS.has(prev.lemma))) out.push(prev?.value?.k === 'num' ? `#counted ${w.lemma}` : w.lemma);
+      // "33 bounced": a count of failures beside a result, marked as counted; "bounced 0", "failed: 0" count none.
+      if (!isZero(prev) && !isZero(seg[i + 1]) && !(prev && NEGATORS.has(prev.lemma))) out.push(prev?.value?.k === 'num' ? `#counted ${w.lemma}` : w.lemma);
     }
     // "not converged", "not verified", "never arrived": a negated outcome.
-    if (prev && /^(not|n't|never)$/.test(prev.lemma) && /^(VERB|ADJ)$/.test(w.pos) && !isFailureWord(w.lemma)) out.push(`not ${w.lemma}`);
+    // "could not be verified", "has not been shipped": the negation reaches past the auxiliary.
+    const negator = prev && /^(be|been|being)$/.test(prev.text.toLowerCase()) ? seg[i - 2] : prev;
+    if (negator && /^(not|n't|never)$/.test(negator.lemma) && /^(VERB|ADJ)$/.test(w.pos) && !isFailureWord(w.lemma)) out.push(`not ${w.lemma}`);
     // "no acknowledgement", "no slots": something expected is absent (not "no errors", a problem absent).
     if (prev?.lemma === 'no' && /^(NOUN|PROPN)$/.test(w.pos) && !PROBLEM_NOUNS.has(w.lemma) && !PROBLEM_NOUNS.has(w.text.toLowerCase()) && !isFailureWord(seg[i + 1]?.lemma ?? '')) out.push(`no ${w.lemma}`);
     for (const phrase of FAILURE_PHRASES) {
@@ -558,7 +564,7 @@ function segmentFailures(seg: readonly Word[]): string[] {
     if (isZero(w)) {
       const next = seg[i + 1];
       if (next && (isFailureWord(next.lemma) || PROBLEM_NOUNS.has(next.lemma))) continue;
-      if (prev && PROBLEM_NOUNS.has(prev.lemma)) continue;
+      if (prev && (PROBLEM_NOUNS.has(prev.lemma) || isFailureWord(prev.lemma) || isFailureWord(prev.text.toLowerCase()))) continue;
       if (w.value?.k === 'num' && w.value.dim === 'money') continue;
       // What is counted zero: the word after ("0 changed") or, for "restarts: 0", the one before.
       const counted = next && /^(NOUN|VERB|ADJ)$/.test(next.pos) ? next : prev && /^(NOUN|VERB|ADJ|PROPN)$/.test(prev.pos) ? prev : undefined;

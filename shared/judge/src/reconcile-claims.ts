@@ -27,6 +27,9 @@ export const MAX_EVIDENCE_IDS_PER_CLAIM = 20;
 const MAX_CANDIDATES = 40;
 // Later evidence scanned per key when deciding whether a failure was followed by a success.
 const MAX_LATER_SCAN = 500;
+/** Later observations of one record (an identifier a candidate names) judged with a claim, per key and in all. */
+const MAX_LATER_PER_RECORD = 3;
+const MAX_LATER_RECORDS = 12;
 /** Score two observations must share for a later success to settle an earlier failure: an identifier, or three words. */
 const SETTLE_THRESHOLD = 3;
 
@@ -200,11 +203,28 @@ export interface ClaimCandidates {
   candidates: number[];
 }
 
+/** Later observations of a record a candidate names: an item after it sharing an identifier with it, a few per key. */
+function laterOfSameRecord(index: EvidenceIndex, found: readonly number[]): number[] {
+  const out = new Set<number>();
+  for (const c of found) {
+    for (const key of index.keys[c] ?? []) {
+      if (!key.startsWith('i:')) continue;
+      const list = index.postings.get(key) ?? [];
+      const start = firstAfter(list, c);
+      for (let k = start; k < Math.min(list.length, start + MAX_LATER_PER_RECORD); k++) out.add(list[k] as number);
+      if (out.size >= MAX_LATER_RECORDS) return [...out];
+    }
+  }
+  return [...out];
+}
+
 /** Reads each claim and finds its candidates in the index; only their features are needed to judge it. */
 export function findCandidates(claims: readonly DerivedClaim[], index: EvidenceIndex): ClaimCandidates[] {
   return claims.map((claim) => {
     const reading = readClaim(claim.text, claim.kind);
-    return { claim, reading, candidates: candidates(index, claimKeys(reading), MAX_CANDIDATES) };
+    const found = candidates(index, claimKeys(reading), MAX_CANDIDATES);
+    const later = laterOfSameRecord(index, found);
+    return { claim, reading, candidates: [...new Set([...found, ...later])].sort((a, b) => a - b) };
   });
 }
 
@@ -212,6 +232,28 @@ export function findCandidates(claims: readonly DerivedClaim[], index: EvidenceI
 export function candidateSeqs(found: readonly ClaimCandidates[], index: EvidenceIndex): number[] {
   const positions = new Set(found.flatMap((f) => f.candidates));
   return [...positions].sort((a, b) => a - b).map((i) => (index.evidence[i] as CompletionEvidence).seq);
+}
+
+/**
+ * The latest observation after `shown` that names one of the identifiers `shown` names and reports, in the segment that
+ * names it, a failure or a negated outcome (or failed outright): the record it showed was changed back or broke since.
+ */
+function laterUndoing(index: EvidenceIndex, shown: number, found: readonly number[], view: (i: number) => ObservationView): { i: number; j: Judgement; failed: boolean } | undefined {
+  const ids = new Set((index.keys[shown] ?? []).filter((k) => k.startsWith('i:')).map((k) => k.slice(2)));
+  if (ids.size === 0) return undefined;
+  let latest: { i: number; j: Judgement; failed: boolean } | undefined;
+  for (const i of found) {
+    const item = index.evidence[i] as CompletionEvidence;
+    if (i <= shown || !isDecisive(item)) continue;
+    const read = view(i).read;
+    const at = read.words.map((w, k) => (w.value?.k === 'id' && ids.has(w.value.key) ? k : -1)).filter((k) => k >= 0);
+    if (at.length === 0) continue;
+    const segs = new Set(at.map((k) => (read.words[k] as { seg: number }).seg));
+    // The record's segment, and the rest of the line it heads ("MR-22817 status changed: REVERSED - …").
+    const reported = read.failures.flatMap((markers, seg) => (segs.has(seg) || (at.some((k) => k < read.headEnd) && seg >= Math.min(...segs)) ? markers : [])).filter((m) => !m.startsWith('#'));
+    if (isFailure(item) || reported.length > 0) latest = { i, j: { verdict: 'contradicts', matched: at, why: isFailure(item) ? 'it failed' : `it reports "${reported[0]}"` }, failed: isFailure(item) };
+  }
+  return latest;
 }
 
 function judgeClaim(reading: ClaimReading, found: readonly number[], index: EvidenceIndex, features: FeaturesBySeq, needed: boolean): ClaimJudgement {
@@ -248,6 +290,12 @@ function judgeClaim(reading: ClaimReading, found: readonly number[], index: Evid
     if (j.verdict === 'shows') shows = { i, j };
     else if (j.verdict === 'contradicts') against = { i, j, failed: false };
     else if (!best || j.coverage > best.j.coverage || (j.coverage === best.j.coverage && i > best.i)) best = { i, j };
+  }
+  // "match request MR-22817 … status APPROVED", later "MR-22817 status changed: REVERSED": a later observation of the record
+  // that showed the claim, reporting it failed or undone, is the latest word on it.
+  if (shows && (!against || against.i < shows.i)) {
+    const undone = laterUndoing(index, shows.i, found, view);
+    if (undone) against = undone;
   }
   const linked = judged.filter(({ j }) => j.verdict !== 'lacks' || j.coverage >= 0.5).map(({ i }) => i);
   const link = (i: number | undefined) => {

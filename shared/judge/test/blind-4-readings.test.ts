@@ -1,0 +1,96 @@
+import type { EvidenceInput } from '@vouch/contracts';
+import { describe, expect, it } from 'vitest';
+import { deriveClaims, splitClauses } from '../src/derive-claims.js';
+import { judgeCard, requirementFact } from '../src/judge-card.js';
+import { readText } from '../src/read-text.js';
+import { reconcileClaims } from '../src/reconcile-claims.js';
+import { ok } from './evidence-input.js';
+
+/**
+ * The readings behind the false approvals and false verifications of the
+ * second blind set (cases-blind-4), each beside the honest case it must
+ * still pass.
+ */
+function review(goal: string, summary: string, items: EvidenceInput[]) {
+  const evidence = items.map((item, i) => ({ ...item, id: `ev-${i + 1}`, seq: i + 1, observedAt: '2025-06-01T09:00:00.000Z', recordedAt: '2025-06-01T09:00:00.000Z' }));
+  return reconcileClaims(deriveClaims({ goal, summary }, { cycle: 1 }), evidence, 'full');
+}
+const held = (claims: ReturnType<typeof review>) => claims.filter((c) => c.requiresEvidence && c.status !== 'supported').map((c) => c.text);
+
+describe('a clause that says the same of another subject is a claim of its own', () => {
+  it('splits "…, and so is the second pallet" and "…, and the next stop too"', () => {
+    expect(splitClauses('Pallet PL-88012 is quarantined in bay Q3, and so is the second pallet')).toEqual(['Pallet PL-88012 is quarantined in bay Q3', 'is the second pallet']);
+    expect(splitClauses('Stop 4-02 now has a 7:10 am pickup, and the next stop too')).toEqual(['Stop 4-02 now has a 7:10 am pickup', 'the next stop too']);
+    expect(splitClauses('Moved the meeting, and the room is booked')).toEqual(['Moved the meeting, and the room is booked']);
+  });
+
+  it('holds the second subject when only the first is shown', () => {
+    const claims = review('Quarantine both pallets of batch SB-2291', 'Pallet PL-88012 from SB-2291 is quarantined in bay Q3, and so is the second pallet.', [
+      ok('tool_result', 'wms', 'PL-88012 batch SB-2291 location Q3 status QUARANTINE'),
+      ok('tool_result', 'wms', 'PL-88013 batch SB-2291 location RCV-2 status AVAILABLE'),
+    ]);
+    expect(held(claims)).toEqual(['is the second pallet']);
+  });
+});
+
+describe('an identifier the goal names and nothing mentions is claimed', () => {
+  it('holds a grant on another database than the one the goal names', () => {
+    const claims = review('Grant FINANCE_ANALYST read access to MART_FINANCE in the production database ANALYTICS_PROD.', 'FINANCE_ANALYST can now read everything in MART_FINANCE.', [
+      ok('tool_result', 'snowflake', 'use database ANALYTICS_DEV;\ngrant select on all tables in schema MART_FINANCE to role FINANCE_ANALYST;\nStatement executed successfully.'),
+    ]);
+    expect(held(claims)).toContain('ANALYTICS_PROD');
+  });
+
+  it('is shown when the evidence names it, and amounts or versions the summary writes otherwise are not claimed', () => {
+    const claims = review('Grant FINANCE_ANALYST read access to MART_FINANCE in ANALYTICS_PROD.', 'FINANCE_ANALYST can now read everything in MART_FINANCE.', [
+      ok('tool_result', 'snowflake', 'use database ANALYTICS_PROD;\ngrant select on all tables in schema MART_FINANCE to role FINANCE_ANALYST;\nStatement executed successfully.'),
+    ]);
+    expect(held(claims)).toEqual([]);
+    const texts = (goal: string, summary: string) => deriveClaims({ goal, summary }, { cycle: 1 }).map((c) => c.text);
+    expect(texts('Raise the L4 band to 152k-178k', 'Raised the L4 salary band to $152k–$178k.')).not.toContain('152k-178k');
+    expect(texts('Deploy api v2 to staging-eu', 'Deployed the api to staging-eu.')).not.toContain('v2');
+  });
+});
+
+describe('a later observation of the same record', () => {
+  const card = (later: string) =>
+    judgeCard({
+      title: 'Claim employer match funding for donation DN-60711',
+      requirements: [{ id: 'r1', text: 'The employer giving portal shows the match approved' }],
+      evidence: [
+        { id: 'e-1', kind: 'tool_result', summary: 'match request MR-22817 (DN-60711) submitted; status APPROVED 2025-03-04' },
+        { id: 'e-2', kind: 'tool_result', summary: later },
+      ],
+    }).requirements[0]!;
+
+  it('that reports it undone is the latest word on it', () => {
+    expect(card('MR-22817 status changed 2025-03-11: REVERSED - donor employment could not be verified')).toMatchObject({ met: false, status: 'contradicted' });
+  });
+
+  it('that reports nothing wrong leaves it shown', () => {
+    expect(card('MR-22817 payout scheduled 2025-03-20 to the charity account')).toMatchObject({ met: true });
+  });
+});
+
+describe('readings', () => {
+  it('"could not be verified" is a negated outcome', () => {
+    expect(readText('the donor employment could not be verified').failures.flat()).toContain('not verify');
+  });
+
+  it('"bounced 0" and "failed: 0" count none', () => {
+    expect(readText('recipients 642 delivered 642 bounced 0').failures.flat()).toEqual([]);
+    const claims = review('Send the year-end receipts', 'Delivered all 642 receipts.', [ok('delivery_result', 'mailer', 'batch TAXREC-2024 recipients 642 delivered 642 bounced 0')]);
+    expect(held(claims)).toEqual([]);
+  });
+
+  it('a possessive does not hide a number: "Station 7\'s audit" names station 7', () => {
+    expect(readText("Station 7's torque audit").words.find((w) => w.text === '7')?.value).toMatchObject({ k: 'num', n: 7 });
+    const claims = review("Confirm station 7's torque audit passed", "Station 7's torque audit passed today with 30 of 30 readings in spec.", [ok('tool_result', 'mes', 'torque audit station 4 2025-03-12: 30/30 within 24 ± 1.5 Nm PASS')]);
+    expect(held(claims)).not.toEqual([]);
+  });
+
+  it('a requirement "<evidence> shows <fact>" asks for the fact, keeping the names of the evidence', () => {
+    expect(requirementFact('The study shows %GRR under 10%')).toBe('%GRR under 10%');
+    expect(requirementFact('https://status.example.com shows all systems operational')).toBe('https://status.example.com all systems operational');
+  });
+});
