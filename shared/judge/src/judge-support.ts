@@ -629,12 +629,19 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   const matchedList = [...matched].sort((a, b) => a - b);
   // Forgiven: at most a third of what the claim requires (at least one word), with something specific shown beside them.
   const anchored = valueAt.size > 0 || termAt.size >= 2 || [...termAt.keys()].some((k) => isName(cwords[k] as Word));
-  const forgiven = soft.length === 0 || (anchored && required >= 3 && soft.length <= Math.floor(required * SOFT_SHARE));
+  // An identifier the observation states, with every value of the claim: the record is pinned, and its other words may be said otherwise.
+  const pinnedRecord = claim.values.some((v) => v.value.k === 'id' && valueAt.has(v.index)) && valueAt.size === claim.values.length;
+  const forgiven = soft.length === 0 || (anchored && required >= 3 && soft.length <= Math.floor(required * SOFT_SHARE)) || (pinnedRecord && soft.length < required - valueAt.size);
   if (!forgiven || missing.length > 0) missing.push(...soft);
   // Only an identifier in common ("us-east-1 done the same way" for "the listing for us-east-1"): the claim's words say what
   // about that thing is claimed, and the observation says none of them.
   const contentTerms = claim.terms.filter((t) => !t.optional && !pinned.has(t.index) && !namedHeads.has(t.index) && !FORGIVEN.has(t.word.lemma) && !t.word.synthetic);
-  if (missing.length === 0 && contentTerms.length > 0 && !contentTerms.some((t) => termAt.has(t.index)) && !(claim.action && actionShown)) missing.push(...contentTerms.map((t) => t.word.text));
+  // A measurement with its unit ("2.4 kg" as "2400 g") beside the identifier says what about the thing is claimed.
+  const measured = [...valueAt.keys()].some((k) => {
+    const v = cwords[k]?.value;
+    return v?.k === 'num' && (v.dim !== undefined || v.pct === true);
+  });
+  if (missing.length === 0 && contentTerms.length > 0 && !contentTerms.some((t) => termAt.has(t.index)) && !(claim.action && actionShown) && !measured) missing.push(...contentTerms.map((t) => t.word.text));
   const complete = missing.length === 0;
   const claimNegated = cwords.some((w) => w.neg || NEGATOR_WORDS.has(w.lemma));
 

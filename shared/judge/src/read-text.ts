@@ -1,6 +1,6 @@
 import winkNLP from 'wink-nlp';
 import model from 'wink-eng-lite-web-model';
-import { MONTHS, numberWord, parseNumber, unitOf, type Value } from './read-values.js';
+import { MONTHS, numberWord, parseNumber, unitOf, WEEKDAYS, type Value } from './read-values.js';
 
 /**
  * Reads a claim or an observation into words: each with its lemma and part
@@ -277,6 +277,9 @@ function classify(token: string): Value | undefined {
   // A tracking number or a PMID is an identifier, not a quantity; so are three or more digit groups ("25-31-01", "65862-017-01"),
   // where two are a range ("2015-2025").
   if (/^\d{7,}$/.test(token)) return { k: 'id', key: token };
+  // "the 11th": a day of the month (joinValues joins it to a month name beside it).
+  const ordinal = /^(\d{1,2})(?:st|nd|rd|th)$/i.exec(token);
+  if (ordinal && Number(ordinal[1]) >= 1 && Number(ordinal[1]) <= 31) return { k: 'date', d: Number(ordinal[1]) };
   if (/^\d+(?:-\d+){2,}$/.test(token)) return { k: 'id', key: idKey(token) };
   const num = parseNumber(token.replace(/%$/, ''));
   if (num && !/[A-Za-z]$/.test(token.replace(/(k|m|bn)$/i, ''))) {
@@ -399,6 +402,17 @@ function lemmaOf(text: string, tag: Tagged | undefined): string {
 
 /** Joins "1 h 45 min", "45 minutes", "14 April 2025", "April 15, 2025", "10:00 PM", "LH 401", "zone B" into single values. */
 function joinValues(words: Word[], text: string): void {
+  // Days and hours written as words: "Friday", "noon", "midnight".
+  for (const w of words) {
+    if (w.value) continue;
+    const weekday = /^[A-Z]/.test(w.text) ? WEEKDAYS[w.text.toLowerCase()] : undefined;
+    if (weekday !== undefined) w.value = { k: 'date', wd: weekday };
+    else if (/^(noon|midday|midnight)$/i.test(w.text)) w.value = { k: 'time', min: /^midnight$/i.test(w.text) ? 0 : 720 };
+    else continue;
+    w.pos = 'VAL';
+  }
+  const dayOnly = (v: Word | undefined): number | undefined =>
+    v?.value?.k === 'date' && v.value.d !== undefined && v.value.m === undefined && v.value.y === undefined && v.value.wd === undefined ? v.value.d : undefined;
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as Word;
     const next = words[i + 1];
@@ -421,16 +435,28 @@ function joinValues(words: Word[], text: string): void {
     const month = MONTHS[w.text.toLowerCase()];
     if (month !== undefined && /^[A-Z]/.test(w.text) && (w.text.length > 3 || month !== 5 || next?.value?.k === 'num')) {
       const date: { y?: number; m: number; d?: number } = { m: month };
-      const prev = words[i - 1];
+      // "14 March", "the 14th of March".
+      const prev = words[i - 1]?.lemma === 'of' && dayOnly(words[i - 2]) !== undefined ? words[i - 2] : words[i - 1];
       if (prev?.value?.k === 'num' && prev.value.plain && prev.value.n >= 1 && prev.value.n <= 31 && Number.isInteger(prev.value.n)) {
         date.d = prev.value.n;
         prev.lemma = '';
         prev.pos = 'UNIT';
         delete prev.value;
+      } else if (dayOnly(prev) !== undefined) {
+        date.d = dayOnly(prev);
+        prev!.lemma = '';
+        prev!.pos = 'UNIT';
+        delete prev!.value;
       }
       let k = i + 1;
       const after = words[k];
-      if (date.d === undefined && after?.value?.k === 'num' && after.value.plain && after.value.n >= 1 && after.value.n <= 31) {
+      if (date.d === undefined && dayOnly(after) !== undefined) {
+        date.d = dayOnly(after);
+        after!.lemma = '';
+        after!.pos = 'UNIT';
+        delete after!.value;
+        k++;
+      } else if (date.d === undefined && after?.value?.k === 'num' && after.value.plain && after.value.n >= 1 && after.value.n <= 31) {
         date.d = after.value.n;
         after.lemma = '';
         after.pos = 'UNIT';

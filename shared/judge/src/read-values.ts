@@ -13,8 +13,8 @@ export type Value =
   | { k: 'num'; n: number; step: number; dim?: Dimension; pct?: true; plain?: true }
   /** A dotted version: 3.8.0, v2.1, 16.2.1. */
   | { k: 'ver'; parts: number[] }
-  /** A calendar date, as far as it was written. */
-  | { k: 'date'; y?: number; m?: number; d?: number }
+  /** A calendar date, as far as it was written; `wd` a weekday named (0 Sunday … 6 Saturday). */
+  | { k: 'date'; y?: number; m?: number; d?: number; wd?: number }
   /** A time of day, in minutes after midnight. */
   | { k: 'time'; min: number }
   /** An identifier, host, address, file or hashtag: lower-cased, without separators. */
@@ -107,6 +107,15 @@ export function versionsMatch(claim: number[], seen: number[]): boolean {
   return claim.length <= seen.length && claim.every((p, i) => p === seen[i]);
 }
 
+/** The weekday of a date: the one it names, or the one its year, month and day fall on. */
+function weekdayOf(date: Extract<Value, { k: 'date' }>): number | undefined {
+  if (date.wd !== undefined) return date.wd;
+  if (date.y === undefined || date.m === undefined || date.d === undefined) return undefined;
+  return new Date(Date.UTC(date.y, date.m - 1, date.d)).getUTCDay();
+}
+
+export const WEEKDAYS: Record<string, number> = { sunday: 0, monday: 1, tuesday: 2, wednesday: 3, thursday: 4, friday: 5, saturday: 6 };
+
 /** Whether an observation's value shows the claim's value. */
 export function valuesMatch(claim: Value, seen: Value): boolean {
   switch (claim.k) {
@@ -122,7 +131,9 @@ export function valuesMatch(claim: Value, seen: Value): boolean {
       if (seen.k === 'num' && seen.plain && claim.parts.length === 2) return seen.n === Number(claim.parts.join('.'));
       return false;
     case 'date':
-      if (seen.k !== 'date') return seen.k === 'num' && seen.plain === true && claim.m === undefined && claim.d === undefined && claim.y === seen.n;
+      if (seen.k !== 'date') return seen.k === 'num' && seen.plain === true && claim.m === undefined && claim.d === undefined && claim.wd === undefined && claim.y === seen.n;
+      if (claim.wd !== undefined && claim.wd !== weekdayOf(seen)) return false;
+      if (claim.y === undefined && claim.m === undefined && claim.d === undefined) return claim.wd !== undefined;
       return (claim.y === undefined || claim.y === seen.y) && (claim.m === undefined || claim.m === seen.m) && (claim.d === undefined || claim.d === seen.d);
     case 'time':
       return seen.k === 'time' && seen.min === claim.min;

@@ -94,3 +94,57 @@ describe('readings', () => {
     expect(requirementFact('https://status.example.com shows all systems operational')).toBe('https://status.example.com all systems operational');
   });
 });
+
+describe('days and hours written as words', () => {
+  it('reads ordinals, weekdays, noon and midnight as dates and times', () => {
+    const values = (t: string) => readText(t).words.filter((w) => w.value).map((w) => w.value);
+    expect(values('the 14th of March 2025')).toEqual([{ k: 'date', y: 2025, m: 3, d: 14 }]);
+    expect(values('on the 11th')).toEqual([{ k: 'date', d: 11 }]);
+    expect(values('Friday at noon, back by midnight')).toEqual([{ k: 'date', wd: 5 }, { k: 'time', min: 720 }, { k: 'time', min: 0 }]);
+  });
+
+  it('a weekday is shown by a date that falls on it, and not by one that does not', () => {
+    const claim = 'The road closure permit RC-7781 starts Friday at noon.';
+    const shown = review('Book the road closure RC-7781', claim, [ok('tool_result', 'permits', 'permit RC-7781 road closure: start 2025-03-14 12:00, status ISSUED')]);
+    expect(held(shown)).toEqual([]);
+    const other = review('Book the road closure RC-7781', claim, [ok('tool_result', 'permits', 'permit RC-7781 road closure: start 2025-03-15 12:00, status ISSUED')]);
+    expect(held(other)).not.toEqual([]);
+  });
+});
+
+describe('a pinned record', () => {
+  it('with its identifier and every value shown, forgives words the record has no reason to say', () => {
+    const claims = review('Set the shipping weight of LMP-BRS-02', 'LMP-BRS-02 now weighs in at 2.4 kg for shipping quotes.', [ok('tool_result', 'catalog', 'PATCH /products/LMP-BRS-02 {shipping_weight_g: 2400} -> 200; shipping weight 2400 g')]);
+    expect(held(claims)).toEqual([]);
+  });
+
+  it('does not forgive a different value', () => {
+    const claims = review('Set the shipping weight of LMP-BRS-02', 'LMP-BRS-02 now weighs in at 2.4 kg for shipping quotes.', [ok('tool_result', 'catalog', 'PATCH /products/LMP-BRS-02 {shipping_weight_g: 2100} -> 200; shipping weight 2100 g')]);
+    expect(held(claims)).not.toEqual([]);
+  });
+});
+
+describe('a record pinned by its identifier and every value', () => {
+  it('forgives the words a record has no reason to say: "renewed through 31 March 2026" and "new expiry 2026-03-31"', () => {
+    const claims = review('Renew permit MFV-2024-0231', 'MFV-2024-0231 is renewed through 31 March 2026.', [ok('tool_result', 'permits', 'MFV-2024-0231 renewal RNW-5512 approved; new expiry 2026-03-31; fee 275.00 paid')]);
+    expect(held(claims)).toEqual([]);
+  });
+
+  it('not with another date, nor without the identifier', () => {
+    expect(held(review('Renew permit MFV-2024-0231', 'MFV-2024-0231 is renewed through 31 March 2026.', [ok('tool_result', 'permits', 'MFV-2024-0231 renewal RNW-5512 approved; new expiry 2025-03-31')]))).not.toEqual([]);
+    expect(held(review('Renew the permit', 'The permit is renewed through 31 March 2026.', [ok('tool_result', 'permits', 'renewal RNW-5512 approved; new expiry 2026-03-31')]))).not.toEqual([]);
+  });
+});
+
+describe('under the fast policy, a summary that pins the goal\'s record', () => {
+  const goalClaimed = (summary: string) =>
+    deriveClaims({ goal: 'Renew mobile food vendor permit MFV-2024-0231 for another year.', summary }, { cycle: 1, policy: 'fast' }).some((c) => c.text.startsWith('The goal was achieved'));
+
+  it('shows the goal\'s outcome in its own words: "MFV-2024-0231 is renewed through 31 March 2026"', () => {
+    expect(goalClaimed('MFV-2024-0231 is renewed through 31 March 2026.')).toBe(false);
+  });
+
+  it('does not when it names only the record', () => {
+    expect(goalClaimed('Looked at MFV-2024-0231.')).toBe(true);
+  });
+});
