@@ -83,6 +83,54 @@ describe('the extractor over HTTP through the real gateway', () => {
     expect(await edges()).toBe(edgesBefore);
   });
 
+  it('stores one artifact for one file however its name is composed (NFC), and finds it by either spelling', async () => {
+    const nfd = 'docs/cafe\u0301/me\u0301nu.txt';
+    const nfc = 'docs/caf\u00e9/m\u00e9nu.txt';
+    const content = 'espresso: 2.50\n';
+    const first = await call('/v1/artifacts/read', { json: { workspace: 'fw', path: nfd, content } });
+    expect(first).toMatchObject({ status: 200, body: { path: nfc, revision: 1, alreadyRecorded: false } });
+    const again = await call('/v1/artifacts/read', { json: { workspace: 'fw', path: nfc, content } });
+    expect(again).toMatchObject({ status: 200, body: { artifactId: first.body.artifactId, path: nfc, revision: 1, alreadyRecorded: true } });
+    const stored = await svc.service.pool.query('SELECT path FROM artifacts WHERE workspace = $1 AND path LIKE $2', ['fw', 'docs/caf%']);
+    expect(stored.rows).toEqual([{ path: nfc }]);
+    const heads = await svc.service.pool.query("SELECT count(*)::int AS n FROM artifact_paths WHERE workspace = 'fw' AND path LIKE 'docs/caf%'");
+    expect(heads.rows[0].n).toBe(1);
+
+    // A prefix typed decomposed finds the file stored composed.
+    const grep = await call('/v1/artifacts/grep', { json: { workspace: 'fw', pattern: 'espresso', pathPrefix: 'docs/cafe\u0301/' } });
+    expect(grep.body).toMatchObject({ status: 'complete', found: true, matches: [{ path: nfc, line: 1 }] });
+    // Marking it gone by the other spelling retires the one artifact.
+    const gone = await call('/v1/artifacts/read', { json: { workspace: 'fw', path: nfd, gone: true } });
+    expect(gone).toMatchObject({ status: 200, body: { path: nfc, gone: true, unavailable: 1 } });
+  });
+
+  it('refuses a path with hidden characters or mixed-script lookalikes with a 400 naming path, and stores nothing', async () => {
+    const before = await rows();
+    const refused: Array<[unknown, string]> = [
+      [{ workspace: 'fw', path: 'invoice\u202Efdp.exe', content: 'x' }, 'path must not contain bidirectional control characters (U+202E at offset 7): rename the file without them'],
+      [{ workspace: 'fw', path: 'src/pay\u200Bpal.ts', content: 'x' }, 'path must not contain invisible or format characters (U+200B at offset 7)'],
+      [{ workspace: 'fw', path: 'p\u0430ypal.txt', content: 'x' }, 'path must not mix Latin, Cyrillic and Greek letters in one word (Cyrillic U+0430 at offset 1'],
+      [{ workspace: 'fw', path: 'p\u0430ypal.txt', gone: true }, 'Cyrillic U+0430 at offset 1'],
+      [{ workspace: 'fw', pattern: 'x', pathPrefix: 'src/\u202E' }, 'pathPrefix must not contain bidirectional control characters (U+202E at offset 4)'],
+    ];
+    for (const [json, detail] of refused) {
+      const res = await call((json as { pattern?: string }).pattern ? '/v1/artifacts/grep' : '/v1/artifacts/read', { json });
+      expect({ json, status: res.status }).toEqual({ json, status: 400 });
+      expect(res.type).toContain('application/problem+json');
+      expect(res.body.detail).toContain(detail);
+      const field = (json as { pattern?: string }).pattern ? 'pathPrefix' : 'path';
+      expect(res.body.fields).toEqual([{ path: field, message: expect.stringContaining(detail) }]);
+    }
+    expect(await rows()).toEqual(before);
+  });
+
+  it('accepts plain names in any one script', async () => {
+    for (const path of ['\u043e\u0442\u0447\u0451\u0442.txt', '\u5831\u544a.txt', 'caf\u00e9.txt', '\u03bb-calculus/\u03c3\u03b7\u03bc\u03b5\u03af\u03c9\u03c3\u03b7.md']) {
+      const res = await call('/v1/artifacts/read', { json: { workspace: 'scripts', path, content: `${path}\n` } });
+      expect({ path, status: res.status, stored: res.body.path }).toEqual({ path, status: 200, stored: path });
+    }
+  });
+
   it('answers a catastrophic-backtracking pattern at once (RE2: linear time)', async () => {
     await call('/v1/artifacts/read', { json: { workspace: 'fw', path: 'long.txt', content: `${'a'.repeat(200_000)}!\n` } });
     const res = await call('/v1/artifacts/grep', { json: { workspace: 'fw', pattern: '(a+)+$' } });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { artifactPathProblem, normalizeArtifactPath, binaryBodyProblem } from '@vouch/contracts';
+import { ArtifactPathSchema, artifactPathProblem, artifactRead, normalizeArtifactPath, binaryBodyProblem } from '@vouch/contracts';
 import { indexLines, lineAt, linesText, rangeMatches } from '../src/domain/body-lines.js';
 import { fidelityOf, planRead, type PathHead } from '../src/domain/plan-read.js';
 import { artifactIdFor } from '../src/domain/artifact-identity.js';
@@ -27,6 +27,60 @@ describe('artifact paths', () => {
     expect(normalizeArtifactPath('./src//uart/./config.ts')).toBe('src/uart/config.ts');
     expect(normalizeArtifactPath('src/uart/config.ts/')).toBe('src/uart/config.ts');
   });
+
+  it('normalises to NFC, so a name typed composed and decomposed is one path', () => {
+    const nfd = 'docs/cafe\u0301.txt';
+    const nfc = 'docs/caf\u00e9.txt';
+    expect(normalizeArtifactPath(nfd)).toBe(nfc);
+    expect(ArtifactPathSchema.parse(nfd)).toBe(nfc);
+    expect(artifactRead.input.parse({ workspace: 'fw', path: `./${nfd}`, content: 'x' }).path).toBe(`./${nfc}`);
+    // Any path, however its accents are composed, has one canonical spelling.
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom('a', 'e', 'o', '\u00e9', 'e\u0301', '\u1e69', 's\u0323\u0307', '\u212b', '/', '.', '\u0451', '\u0435\u0308') }), (s) => {
+        fc.pre(artifactPathProblem(s) === undefined);
+        expect(normalizeArtifactPath(s.normalize('NFD'))).toBe(normalizeArtifactPath(s.normalize('NFC')));
+        expect(normalizeArtifactPath(s)).toBe(normalizeArtifactPath(s).normalize('NFC'));
+      }),
+    );
+  });
+
+  it.each([
+    ['invoice\u202Efdp.exe', 'path must not contain bidirectional control characters (U+202E at offset 7): rename the file without them'],
+    ['a\u202Ab.ts', 'bidirectional control characters (U+202A at offset 1)'],
+    ['src/\u2066x\u2069.ts', 'bidirectional control characters (U+2066 at offset 4)'],
+    ['a\u200Eb', 'bidirectional control characters (U+200E at offset 1)'],
+    ['a\u200Fb', 'bidirectional control characters (U+200F at offset 1)'],
+    ['\u061Cملف.txt', 'bidirectional control characters (U+061C at offset 0)'],
+    ['pay\u200Bpal.txt', 'path must not contain invisible or format characters (U+200B at offset 3): rename the file without them'],
+    ['a\u200Cb', 'invisible or format characters (U+200C at offset 1)'],
+    ['a\u200Db', 'invisible or format characters (U+200D at offset 1)'],
+    ['\uFEFFconfig.ts', 'invisible or format characters (U+FEFF at offset 0)'],
+    ['re\u00ADport.md', 'invisible or format characters (U+00AD at offset 2)'],
+    ['a\u2060b', 'invisible or format characters (U+2060 at offset 1)'],
+  ])('refuses hidden characters: %j', (path, why) => {
+    expect(artifactPathProblem(path)).toContain(why);
+    expect(ArtifactPathSchema.safeParse(path).success).toBe(false);
+  });
+
+  it.each([
+    ['p\u0430ypal.txt', 'Cyrillic U+0430 at offset 1'],
+    ['src/g\u03BF\u03BFgle/index.ts', 'Greek U+03BF at offset 5'],
+    ['\u0440\u0430y.md', 'Latin U+0079 at offset 2'],
+    ['\u0391\u0412.txt', 'Cyrillic U+0412 at offset 1'],
+  ])('refuses a word that mixes Latin, Cyrillic or Greek letters: %j', (path, where) => {
+    const problem = artifactPathProblem(path);
+    expect(problem).toContain('path must not mix Latin, Cyrillic and Greek letters in one word');
+    expect(problem).toContain(where);
+    expect(problem).toContain('spell each word in one alphabet');
+  });
+
+  it.each(['\u043e\u0442\u0447\u0451\u0442.txt', '\u5831\u544a.txt', 'caf\u00e9.txt', 'cafe\u0301.txt', 'docs/\u03bb-calculus.md', '\u0395\u03bb\u03bb\u03b7\u03bd\u03b9\u03ba\u03ac/\u03c3\u03b7\u03bc\u03b5\u03b9\u03ce\u03c3\u03b5\u03b9\u03c2.md', '\u0645\u0644\u0641.txt', 'na\u00efve/\u00fcber_\u0434\u0430\u043d\u043d\u044b\u0435.ts', '\u30ec\u30dd\u30fc\u30c8 2024.txt'])(
+    'accepts plain names in any script: %j',
+    (path) => {
+      expect(artifactPathProblem(path)).toBeUndefined();
+      expect(ArtifactPathSchema.safeParse(path).success).toBe(true);
+    },
+  );
 
   it('refuses binary bodies but keeps tabs, line breaks and ANSI escapes', () => {
     expect(binaryBodyProblem('a\tb\r\nc\f\u001b[31mred\u001b[0m')).toBeUndefined();

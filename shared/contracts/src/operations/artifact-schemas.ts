@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { text } from '../text.js';
 import { IsoTimeSchema } from './common.js';
-import { ARTIFACT_PATH_MAX_CHARS, artifactPathProblem } from './artifact-path.js';
+import { ARTIFACT_PATH_MAX_CHARS, artifactPathProblem, artifactPathTextProblem } from './artifact-path.js';
 
 /**
  * Bounds of the extractor's operations. A body is what a caller read (a
@@ -43,11 +43,27 @@ export const WorkspaceSchema = text()
   .max(ARTIFACT_LIMITS.workspaceChars, `workspace is at most ${ARTIFACT_LIMITS.workspaceChars} characters`)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'workspace is letters, digits, ., _ and -, starting with a letter or digit (e.g. router-firmware)');
 
-/** A workspace-relative path; normalised by the extractor (`./a//b` is `a/b`). */
-export const ArtifactPathSchema = text().check((ctx) => {
-  const problem = artifactPathProblem(ctx.value);
-  if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value, continue: false });
-});
+/**
+ * A workspace-relative path, in Unicode NFC from here on: a name typed with
+ * combining accents (as macOS file systems hand it out) and the same name
+ * precomposed are one artifact, whatever hashes, stores or compares it next.
+ * The extractor normalises the rest (`./a//b` is `a/b`).
+ */
+export const ArtifactPathSchema = text()
+  .check((ctx) => {
+    const problem = artifactPathProblem(ctx.value);
+    if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value, continue: false });
+  })
+  .overwrite((path) => path.normalize('NFC'));
+
+/** The start of artifact paths, held to the same characters as a path and compared in NFC like one. */
+export const ArtifactPathPrefixSchema = text()
+  .max(ARTIFACT_LIMITS.grepPathPrefixChars, `pathPrefix is at most ${ARTIFACT_LIMITS.grepPathPrefixChars} characters`)
+  .check((ctx) => {
+    const problem = artifactPathTextProblem(ctx.value, 'pathPrefix');
+    if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value, continue: false });
+  })
+  .overwrite((prefix) => prefix.normalize('NFC'));
 
 export const ArtifactIdSchema = text().regex(/^art-[0-9a-f]{24}$/, 'an artifact id looks like art-0f3a…: use the artifactId artifact.read returned');
 

@@ -5,6 +5,7 @@ import { QUEUES } from '../queues.js';
 import {
   ARTIFACT_LIMITS,
   ArtifactIdSchema,
+  ArtifactPathPrefixSchema,
   ArtifactPathSchema,
   ArtifactRangeSchema,
   ArtifactSchema,
@@ -118,7 +119,7 @@ export const artifactGrep = defineOperation({
         .min(1, 'pattern must not be empty')
         .max(ARTIFACT_LIMITS.grepPatternChars, `pattern is at most ${ARTIFACT_LIMITS.grepPatternChars} characters`)
         .describe('An RE2 regular expression, matched against each line.'),
-      pathPrefix: text().max(ARTIFACT_LIMITS.grepPathPrefixChars).optional().describe('Search only paths that start with this (e.g. src/uart/).'),
+      pathPrefix: ArtifactPathPrefixSchema.optional().describe('Search only paths that start with this (e.g. src/uart/).'),
       ignoreCase: z.boolean().default(false),
       capBytes: z
         .number()
