@@ -9,13 +9,13 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Queue, QueueEvents } from 'bullmq';
 import { QUEUES, SYSTEM_JOBS } from '@vouch/contracts';
-import { consumerRedisOptions, createProducerRedis } from '@vouch/platform';
+import { QUEUE_STREAMS, consumerRedisOptions, createProducerRedis } from '@vouch/platform';
 
 const prefix = process.env.BULLMQ_PREFIX ?? 'vouch';
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const port = Number(process.env.PORT ?? 18_182);
 
-const queue = new Queue(QUEUES.extractor, { connection: createProducerRedis(redisUrl), prefix });
+const queue = new Queue(QUEUES.extractor, { connection: createProducerRedis(redisUrl), prefix, streams: QUEUE_STREAMS });
 const events = new QueueEvents(QUEUES.extractor, { connection: consumerRedisOptions(redisUrl), prefix });
 await events.waitUntilReady();
 const waiting = new Map<string, (value: unknown) => void>();

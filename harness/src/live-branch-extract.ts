@@ -22,7 +22,7 @@ import { Queue, QueueEvents, type Job } from 'bullmq';
 import pg from 'pg';
 import { QUEUES, decodeJobError, type Artifact, type DerivedExtract, type JobEnvelope, type QueueName } from '@vouch/contracts';
 import { DEFAULT_GPU_CLASS_MINIMUM, extractorEnvSchema, parseAllowlist, runGpuGate, startExtractor, type RunningExtractor } from '@vouch/extractor';
-import { createLogger, parseConfig } from '@vouch/platform';
+import { QUEUE_STREAMS, createLogger, parseConfig } from '@vouch/platform';
 import { harnessFiles, type HarnessFile } from './harness-files.js';
 import { ReportFile, type Checkpoint, type CheckpointRequirement } from './harness-report.js';
 
@@ -44,7 +44,7 @@ class QueueClient {
   readonly queue: Queue<JobEnvelope>;
   readonly events: QueueEvents;
   constructor(name: QueueName, redisUrl: string, prefix: string) {
-    this.queue = new Queue<JobEnvelope>(name, { connection: { url: redisUrl }, prefix });
+    this.queue = new Queue<JobEnvelope>(name, { connection: { url: redisUrl }, prefix, streams: QUEUE_STREAMS });
     this.events = new QueueEvents(name, { connection: { url: redisUrl }, prefix });
   }
   async run<T>(operation: string, input: unknown, timeoutMs: number): Promise<T> {

@@ -21,7 +21,7 @@ import {
   type BoardSummary,
   type Diagnostic,
 } from '@vouch/contracts';
-import { handle, withTransaction, type HandlerContext, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
+import { handle, withTransaction, type HandlerContext, type Logger, type OperationHandler, type Pool, type Queryable } from '@vouch/platform';
 import type { z } from 'zod';
 import { BoardCache, loadCommitted } from './board-cache.js';
 import type { BoardNotifications } from './board-notifications.js';
@@ -33,6 +33,7 @@ import {
   claimableDispatches,
   extendClaim,
   findProcessedJob,
+  lockClaimLease,
   lockHeadForJob,
   listDiagnostics,
   readHead,
@@ -45,6 +46,7 @@ import {
   addCards,
   attachEvidence,
   claimCard,
+  claimLeaseExpired,
   createBoard,
   findCard,
   noBoard,
@@ -54,11 +56,13 @@ import {
   reviewableCard,
   submitCard,
   updateCard,
+  type ClaimLease,
   type Decision,
 } from './domain/board-commands.js';
 import { completionWithoutEvidenceFinding, unknownCardFinding } from './domain/diagnose-board.js';
 import { byUrgency, renderBoardText } from './domain/render-board.js';
 import { countByStatus, publicCard, type BoardState } from './domain/replay-board.js';
+import { showBoardPage } from './domain/show-board.js';
 import { synthesizeBoard } from './domain/synthesize-board.js';
 import { quotesCouldHelp, ruleVerify, supportByQuotes } from './domain/verify-card.js';
 import type { LlmOpinion, LlmVerifier } from './llm-verifier.js';
@@ -86,12 +90,12 @@ export interface BoardCaller {
 export interface BoardCommandDeps {
   pool: Pool;
   verifier: LlmVerifier;
-  /** Wakes waiting claims when work is dispatched; polling alone without it. */
+  /** Wakes in-process waiting claims when work is dispatched; polling alone without it. */
   notifications?: BoardNotifications;
   logger?: Logger;
   now?: () => Date;
   cache?: BoardCache;
-  /** A waiting claim looks for work at least this often. */
+  /** An in-process waiting claim looks for work at least this often. */
   claimPollMs: number;
   /** The dispatcher lease TTL, to tell a missing leader from a moment between leases. */
   leaseTtlMs: number;
@@ -107,6 +111,10 @@ export interface BoardCommands {
   addCards(caller: BoardCaller, input: Input<typeof boardAddCards>): Promise<Output<typeof boardAddCards>>;
   updateCard(caller: BoardCaller, input: Input<typeof boardUpdateCard>): Promise<Output<typeof boardUpdateCard>>;
   attachEvidence(caller: BoardCaller, input: Input<typeof boardAttachEvidence>): Promise<Output<typeof boardAttachEvidence>>;
+  /**
+   * Claims the next card dispatched to the caller's agent, waiting up to `waitSeconds` for one. Only in-process
+   * callers (tests, the bench) wait here: the queue handler passes 0, and the gateway waits instead.
+   */
   claimCard(caller: BoardCaller, input: Input<typeof boardClaimCard>, signal?: AbortSignal): Promise<Output<typeof boardClaimCard>>;
   heartbeat(caller: BoardCaller, input: Input<typeof boardHeartbeat>): Promise<Output<typeof boardHeartbeat>>;
   submitCard(caller: BoardCaller, input: Input<typeof boardSubmitCard>): Promise<Output<typeof boardSubmitCard>>;
@@ -151,8 +159,16 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
   const cache = deps.cache ?? new BoardCache();
   const now = () => (deps.now ? deps.now() : new Date()).toISOString();
 
-  /** Decides on the current state and appends with the job's result; a re-run of the job returns that result. */
-  async function write<R>(key: BoardKey, job: { jobId: string; operation: string }, decide: (state: BoardState | undefined) => Decision & { result: (state: BoardState) => R }): Promise<R> {
+  /**
+   * Decides on the current state and appends with the job's result; a re-run of the job returns that result.
+   * `readAlso` reads, in the same transaction, what else the decision rests on (a claim's lease).
+   */
+  async function write<R, X = undefined>(
+    key: BoardKey,
+    job: { jobId: string; operation: string },
+    decide: (state: BoardState | undefined, also: X) => Decision & { result: (state: BoardState) => R },
+    readAlso?: (tx: Queryable, state: BoardState | undefined) => Promise<X>,
+  ): Promise<R> {
     for (let tries = 1; ; tries++) {
       try {
         const { result, committed, snapshotDue } = await withTransaction(pool, async (tx) => {
@@ -160,7 +176,7 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
           if (prior !== undefined) return { result: prior as R, committed: undefined, snapshotDue: false };
           const current = await loadCommitted(tx, key, head, cache.get(key));
           const expectedVersion = current?.version ?? 0;
-          const decision = decide(current);
+          const decision = decide(current, (readAlso ? await readAlso(tx, current) : undefined) as X);
           const result = decision.result(decision.state);
           if (decision.events.length === 0) return { result, committed: current, snapshotDue: false };
           const { snapshotDue } = await appendEvents(tx, key, expectedVersion, decision.events, decision.state, { processedJob: { jobId: job.jobId, operation: job.operation, result } });
@@ -312,24 +328,35 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
       return diagnosed(key, boardHeartbeat.name, async () => {
         const state = await load(key);
         const card = requireClaimHolder(requireClaim(state, input.boardId, input.cardId, input.claimToken, 'heartbeating'), caller.actor.agent, 'heartbeat');
-        const leaseExpiresAt = await extendClaim(pool, key, card.id, input.claimToken, state!.policy.claimTtlSeconds);
-        if (!leaseExpiresAt) {
+        // The lease is checked in the statement that extends it: one that ran out is refused even before the sweep ends it.
+        const extension = await extendClaim(pool, key, card.id, input.claimToken, state!.policy.claimTtlSeconds);
+        if (extension && 'expiredAt' in extension) throw claimLeaseExpired(state!, card, extension.expiredAt, 'heartbeating');
+        if (!extension) {
           // The claim ended between the read and the extension: answer from the board as it is now.
           requireClaim(await load(key), input.boardId, input.cardId, input.claimToken, 'heartbeating');
           throw new ConflictError(`the claim on card ${card.id} just ended: call board.claimCard for new work`, { cardId: card.id });
         }
-        return { boardId: input.boardId, cardId: card.id, status: card.status, leaseExpiresAt };
+        return { boardId: input.boardId, cardId: card.id, status: card.status, leaseExpiresAt: extension.extendedTo };
       });
     },
 
     async submitCard(caller, input) {
       const key = { tenant: caller.tenant, boardId: input.boardId };
       return diagnosed(key, boardSubmitCard.name, () =>
-        write(key, { jobId: caller.jobId, operation: boardSubmitCard.name }, (state) => {
-          const d = submitCard(state, input.boardId, { cardId: input.cardId, claimToken: input.claimToken, by: caller.actor.agent, outcome: input.outcome, summary: input.summary, evidence: input.evidence, at: now() });
-          const id = findCard(d.state, input.cardId)!.id;
-          return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, card: cardOut(s, id) }) };
-        }),
+        write(
+          key,
+          { jobId: caller.jobId, operation: boardSubmitCard.name },
+          (state, lease: ClaimLease | null | undefined) => {
+            const d = submitCard(state, input.boardId, { cardId: input.cardId, claimToken: input.claimToken, by: caller.actor.agent, outcome: input.outcome, summary: input.summary, evidence: input.evidence, lease, at: now() });
+            const id = findCard(d.state, input.cardId)!.id;
+            return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, card: cardOut(s, id) }) };
+          },
+          // The lease is checked in the transaction that uses it, by the database's clock: a submission after it ran out is refused even before the sweep ends it.
+          async (tx, state) => {
+            const card = state && findCard(state, input.cardId);
+            return card ? ((await lockClaimLease(tx, key, card.id, input.claimToken)) ?? null) : undefined;
+          },
+        ),
       );
     },
 
@@ -382,14 +409,7 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
 
     async show(caller, input) {
       const state = await read(caller.tenant, input.boardId);
-      const cards = byUrgency(state);
-      return {
-        board: boardSummary(state),
-        text: renderBoardText(state),
-        cards: cards.slice(input.offset, input.offset + input.limit).map(publicCard),
-        totalCards: cards.length,
-        decisions: state.decisions.slice(-50),
-      };
+      return showBoardPage({ board: boardSummary(state), text: renderBoardText(state), decisions: state.decisions.slice(-50) }, byUrgency(state), input);
     },
 
     async diagnostics(caller, input) {
@@ -439,7 +459,10 @@ export function boardHandlers(commands: BoardCommands): OperationHandler[] {
     handle(boardAddCards, (input, ctx) => commands.addCards(caller(ctx), input)),
     handle(boardUpdateCard, (input, ctx) => commands.updateCard(caller(ctx), input)),
     handle(boardAttachEvidence, (input, ctx) => commands.attachEvidence(caller(ctx), input)),
-    handle(boardClaimCard, (input, ctx) => commands.claimCard(caller(ctx), input)),
+    // A claim's job looks once and answers, however long the caller may wait: a job that waited would hold a worker
+    // slot doing nothing (70 waiting claims once held every slot, and another tenant's board.show took 23 s). The
+    // gateway does the waiting, and sends this job again when work is announced (services/gateway/src/claim-waits.ts).
+    handle(boardClaimCard, (input, ctx) => commands.claimCard(caller(ctx), { ...input, waitSeconds: 0 })),
     handle(boardHeartbeat, (input, ctx) => commands.heartbeat(caller(ctx), input)),
     handle(boardSubmitCard, (input, ctx) => commands.submitCard(caller(ctx), input)),
     handle(boardReviewCard, (input, ctx) => commands.reviewCard(caller(ctx), input)),

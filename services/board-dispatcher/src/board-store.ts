@@ -1,6 +1,7 @@
 import type { Diagnostic, DiagnosticKind } from '@vouch/contracts';
 import type { Logger, Queryable } from '@vouch/platform';
 import { cardOf, parseBoardEvent, type BoardEvent } from './domain/board-events.js';
+import type { ClaimLease } from './domain/board-commands.js';
 import type { DiagnosticFinding } from './domain/diagnose-board.js';
 import { dispatchEffects, dispatchJobId, mayEnableDispatch } from './domain/dispatch-effects.js';
 import { applyEvents, type BoardState } from './domain/replay-board.js';
@@ -346,12 +347,45 @@ export async function pruneProcessedJobs(db: Queryable, olderThanMs: number): Pr
 // ---------------------------------------------------------------- claims and consumers
 
 /** Extends a claim lease by `ttlSeconds` from now; the new expiry, or undefined when the token holds no lease. */
-export async function extendClaim(db: Queryable, key: BoardKey, cardId: string, claimToken: string, ttlSeconds: number): Promise<string | undefined> {
+/** How a heartbeat's extension went: extended to a new expiry, refused because the lease had run out, or no lease under that token. */
+export type ClaimExtension = { extendedTo: string } | { expiredAt: string } | undefined;
+
+/**
+ * Extends a claim's lease only while it holds: the expiry is compared with
+ * the database's clock in the statement that extends it, so a lease that ran
+ * out is never revived by a heartbeat that arrives before the sweep ends it
+ * (the sweep compares with the same clock). A refused extension reads the
+ * lease again only to say why.
+ */
+export async function extendClaim(db: Queryable, key: BoardKey, cardId: string, claimToken: string, ttlSeconds: number): Promise<ClaimExtension> {
   const { rows } = await db.query<{ expires_at: Date }>(
-    `UPDATE board_claims SET expires_at = clock_timestamp() + make_interval(secs => $5) WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND claim_token = $4 RETURNING expires_at`,
+    `UPDATE board_claims SET expires_at = clock_timestamp() + make_interval(secs => $5)
+     WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND claim_token = $4 AND expires_at > clock_timestamp() RETURNING expires_at`,
     [key.tenant, key.boardId, cardId, claimToken, ttlSeconds],
   );
-  return rows[0]?.expires_at.toISOString();
+  if (rows[0]) return { extendedTo: rows[0].expires_at.toISOString() };
+  const lapsed = await db.query<{ expires_at: Date }>(`SELECT expires_at FROM board_claims WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND claim_token = $4`, [
+    key.tenant,
+    key.boardId,
+    cardId,
+    claimToken,
+  ]);
+  return lapsed.rows[0] ? { expiredAt: lapsed.rows[0].expires_at.toISOString() } : undefined;
+}
+
+/**
+ * A claim's lease, locked for the rest of the transaction, with whether it
+ * has run out by the database's clock: a command that uses the lease decides
+ * on this in the transaction that writes its events, so neither a heartbeat
+ * nor the sweep can change it in between. Undefined: no lease under that token.
+ */
+export async function lockClaimLease(tx: Queryable, key: BoardKey, cardId: string, claimToken: string): Promise<ClaimLease | undefined> {
+  const { rows } = await tx.query<{ expires_at: Date; expired: boolean }>(
+    `SELECT expires_at, expires_at <= clock_timestamp() AS expired FROM board_claims WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND claim_token = $4 FOR UPDATE`,
+    [key.tenant, key.boardId, cardId, claimToken],
+  );
+  const row = rows[0];
+  return row && { expiresAt: row.expires_at.toISOString(), expired: row.expired };
 }
 
 export async function claimExpiry(db: Queryable, key: BoardKey, cardId: string): Promise<string | undefined> {

@@ -13,8 +13,9 @@ const ms = (what: string, min: number, max: number, fallback: number) =>
 export const boardDispatcherEnvSchema = commonEnvSchema.extend({
   HTTP_PORT: portVar(9103),
   /**
-   * Jobs at once per replica. A board.claimCard long-poll holds its slot while
-   * it waits (up to 25 s) doing no work, so this is well above the CPU count.
+   * Jobs at once per replica. Board jobs are short Postgres work: a
+   * board.claimCard looks once and answers, and its long-poll waits in the
+   * gateway, never in a slot (claim-waits.ts there).
    */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1, 'must be at least 1').max(256, 'must be at most 256').default(64),
   /** This replica's name in the dispatcher lease; defaults to host, pid and a random suffix. */
@@ -25,7 +26,7 @@ export const boardDispatcherEnvSchema = commonEnvSchema.extend({
   BOARD_DISPATCH_SWEEP_MS: ms('milliseconds', 50, 60_000, 1_000),
   /** How often the leader ends expired claims, relays the outbox, checks queued jobs still exist, and evaluates diagnostics. */
   BOARD_SWEEP_MS: ms('milliseconds', 50, 60_000, 2_000),
-  /** A waiting board.claimCard looks for work at least this often, notified or not. */
+  /** An in-process board.claimCard wait (tests, the bench) looks for work at least this often; a queued claim never waits here. */
   BOARD_CLAIM_POLL_MS: ms('milliseconds', 20, 10_000, 1_000),
   /** An assignee that has not called board.claimCard for this long has no live consumer. */
   BOARD_CONSUMER_TTL_MS: ms('milliseconds', 1_000, 86_400_000, 60_000),

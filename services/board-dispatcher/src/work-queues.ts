@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { withTransaction, type Pool } from '@vouch/platform';
+import { boardClaimableChannel, type BoardClaimable } from '@vouch/contracts';
+import { QUEUE_STREAMS, withTransaction, type Pool } from '@vouch/platform';
 import { lockRelayWork, markDispatches, queuedDispatches, requeueDispatch, type DispatchRow } from './board-store.js';
 
 /**
@@ -24,6 +25,10 @@ import { lockRelayWork, markDispatches, queuedDispatches, requeueDispatch, type 
  * Claims themselves are decided in Postgres (board-handlers.ts): the job is
  * the attempt's visible place in its assignee's queue (the queue dashboard
  * shows each agent's backlog), never a second source of truth.
+ *
+ * Once a pass has committed, it announces each assignee it queued work for
+ * on Redis (boardClaimableChannel): the claims of that assignee waiting in a
+ * gateway try again at once.
  */
 
 /** The work queue of an assignee within a tenant. */
@@ -40,7 +45,7 @@ export class WorkQueues {
     const name = workQueueName(tenant, assignee);
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.opts.connection, prefix: this.opts.prefix });
+      queue = new Queue(name, { connection: this.opts.connection, prefix: this.opts.prefix, streams: QUEUE_STREAMS });
       queue.on('error', () => {}); // the failed call reports the outage; the connection reconnects by itself
       this.queues.set(name, queue);
     }
@@ -67,10 +72,11 @@ export class WorkQueues {
    * One relay pass over up to `limit` rows; returns how many it settled. New
    * jobs go to Redis in one addBulk per queue, and the rows move in one
    * UPDATE. A Redis failure rolls the pass back (rows stay as they were) and
-   * throws.
+   * throws. The assignees that got work are announced after the commit, so a
+   * claim woken by it finds its row settled, not locked by this pass.
    */
   async relay(pool: Pool, limit = 500): Promise<number> {
-    return withTransaction(pool, async (tx) => {
+    const { settled, assignees } = await withTransaction(pool, async (tx) => {
       const rows = await lockRelayWork(tx, limit);
       const byQueue = new Map<string, DispatchRow[]>();
       for (const row of rows.filter((r) => r.state === 'pending')) {
@@ -88,8 +94,23 @@ export class WorkQueues {
       }
       for (const row of rows.filter((r) => r.state !== 'pending')) await this.remove(row);
       await markDispatches(tx, rows.map((row) => ({ row, to: row.state === 'pending' ? ('queued' as const) : ('done' as const) })));
-      return rows.length;
+      return { settled: rows.length, assignees: [...byQueue.values()].map((group): BoardClaimable => ({ tenant: group[0]!.tenant, assignee: group[0]!.assignee })) };
     });
+    await this.announce(assignees);
+    return settled;
+  }
+
+  /**
+   * Tells the gateways there is work for these assignees, one pipelined
+   * PUBLISH each. Best effort: the work is queued whatever happens here, and
+   * a waiting claim that misses the message finds it at its next safety poll.
+   */
+  private async announce(assignees: BoardClaimable[]): Promise<void> {
+    if (assignees.length === 0) return;
+    const channel = boardClaimableChannel(this.opts.prefix);
+    const pipeline = this.opts.connection.pipeline();
+    for (const to of assignees) pipeline.publish(channel, JSON.stringify(to));
+    await pipeline.exec().catch(() => undefined);
   }
 
   /**

@@ -307,6 +307,24 @@ describe('the dispatcher decision', () => {
     expect(b.card('c-1')).toMatchObject({ status: 'submitted', submittedBy: 'worker-1' });
   });
 
+  it('a submission whose lease ran out is a 409 naming the card and the expiry, even before the sweep ends the claim; a live lease submits', () => {
+    const b = twoCardBoard();
+    b.dispatch();
+    const token = b.claim('c-1');
+    const submit = (lease: { expiresAt: string; expired: boolean } | null) => b.submitUnderLease('c-1', token, lease, [{ kind: 'message', summary: 'all good' }]);
+    const before = JSON.stringify(b.board);
+    const late = thrown(() => submit({ expiresAt: '2025-03-01T12:00:00.500Z', expired: true }));
+    expect(late).toBeInstanceOf(ConflictError);
+    expect(late.message).toBe(
+      'the claim lease on card c-1 on board "board-1" expired at 2025-03-01T12:00:00.500Z (no heartbeat extended it in time): this claim is over; stop submitting it, and call board.claimCard to claim the card again',
+    );
+    expect(late.details).toEqual({ boardId: 'board-1', cardId: 'c-1', attempt: 1, reason: 'lease_expired', leaseExpiresAt: '2025-03-01T12:00:00.500Z' });
+    expect(thrown(() => submit(null)).message).toBe('the claim lease on card c-1 on board "board-1" is gone: this claim is over; stop submitting it, and call board.claimCard to claim the card again');
+    expect(JSON.stringify(b.board)).toBe(before);
+    submit({ expiresAt: '2025-03-01T12:00:00.500Z', expired: false });
+    expect(b.card('c-1')).toMatchObject({ status: 'submitted', submittedBy: 'worker-1' });
+  });
+
   it('a stale claim token is a 409 that says to claim new work', () => {
     const b = twoCardBoard();
     b.dispatch();

@@ -10,6 +10,7 @@ import {
   reviewCard,
   submitCard,
   updateCard,
+  type ClaimLease,
   type Decision,
   type UpdateCardCommand,
 } from '../src/domain/board-commands.js';
@@ -90,6 +91,11 @@ export class BoardDriver {
   /** Submits as `by`, the claim holder's agent unless a test names another key's. */
   submit(cardId: string, token: string, summary: string, evidence: BoardEvidenceInput[] = [], outcome: 'completed' | 'failed' = 'completed', by = this.state?.cards[cardId]?.claim?.by ?? 'nobody') {
     return this.take(submitCard(this.state, this.boardId, { cardId, claimToken: token, by, outcome, summary, evidence, at: this.now() }));
+  }
+
+  /** Submits as the claim holder with the lease the service would have read in the submission's transaction. */
+  submitUnderLease(cardId: string, token: string, lease: ClaimLease | null, evidence: BoardEvidenceInput[]) {
+    return this.take(submitCard(this.state, this.boardId, { cardId, claimToken: token, by: this.card(cardId).claim!.by, outcome: 'completed', summary: 'done', evidence, lease, at: this.now() }));
   }
 
   expire(cardId: string) {

@@ -1,6 +1,6 @@
 import { QUEUES } from '@vouch/contracts';
 import { createLogger } from '@vouch/platform';
-import { OLLAMA_FAILURE_MODES, QueueJobs, startOllamaFailureRig, testActor, type OllamaFailureMode, type OllamaFailureRig } from '@vouch/testing';
+import { OLLAMA_FAILURE_MODES, QueueJobs, eventually, startOllamaFailureRig, testActor, type OllamaFailureMode, type OllamaFailureRig } from '@vouch/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBoardServiceUnderTest, type BoardServiceUnderTest } from './board-test-env.js';
 
@@ -62,7 +62,11 @@ describe('board.reviewCard answers when the LLM verifier fails (Ollama test serv
       cards: [{ title: 'Dump the orders db', assignee: worker, evidenceRequirements: ['a checksum of the dump'] }],
     });
     const cardId = added.cards[0]!.id;
-    const claim = await actAs<{ claimToken?: string; card?: { id: string } }>(worker, 'board.claimCard', { assignee: worker, boardId: BOARD, waitSeconds: 10 });
+    // Over the queue a claim looks once and answers (the gateway is what waits): look until the card is dispatched.
+    const claim = await eventually('the card dispatched and claimed', async () => {
+      const tried = await actAs<{ claimToken?: string; card?: { id: string } }>(worker, 'board.claimCard', { assignee: worker, boardId: BOARD, waitSeconds: 0 });
+      return tried.claimToken ? tried : undefined;
+    });
     expect(claim.card?.id).toBe(cardId);
     await actAs(worker, 'board.submitCard', {
       boardId: BOARD,

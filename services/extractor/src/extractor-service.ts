@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { QUEUES, operationsForQueue } from '@vouch/contracts';
 import {
+  QUEUE_STREAMS,
   consumerRedisOptions,
   startQueueService,
   startServiceWorker,
@@ -150,7 +151,7 @@ export async function startExtractor(env: ExtractorEnv, overrides: ExtractorOver
       logger,
       ...(overrides.onPrompt ? { onPrompt: overrides.onPrompt } : {}),
     });
-    gpuQueue = new Queue(QUEUES.extractorGpu, { connection: consumerRedisOptions(env.REDIS_URL, 'extractor:gpu-health'), prefix: env.BULLMQ_PREFIX });
+    gpuQueue = new Queue(QUEUES.extractorGpu, { connection: consumerRedisOptions(env.REDIS_URL, 'extractor:gpu-health'), prefix: env.BULLMQ_PREFIX, streams: QUEUE_STREAMS });
     gpuQueue.on('error', () => {}); // read for metrics only; the GPU worker logs an outage
     running.metrics.watchQueues([gpuQueue]);
     gpuWorker = startServiceWorker({

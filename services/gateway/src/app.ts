@@ -6,6 +6,7 @@ import { assertHandlersComplete, checkReadiness, type Logger, type Pool, type Re
 import type { Registry } from 'prom-client';
 import type { Caller } from './api-keys.js';
 import { ByteBudget, bodyBudget } from './body-budget.js';
+import type { ClaimWaits } from './claim-waits.js';
 import type { GatewayHandler } from './gateway-handler.js';
 import { httpMetrics } from './http-metrics.js';
 import { JSON_TYPES, requireUtf8Json } from './json-body.js';
@@ -22,6 +23,8 @@ export interface AppDeps {
   /** The caller a bearer key belongs to (through the key cache), or undefined. */
   authenticate(key: string): Promise<Caller | undefined>;
   hub: QueueHub;
+  /** Where waiting board.claimCard requests wait (not in a board-dispatcher job). */
+  claimWaits: ClaimWaits;
   logger: Logger;
   registry: Registry;
   version: string;
@@ -79,7 +82,7 @@ export function createApp(deps: AppDeps): express.Express {
   const gatewayHandlers = new Map(deps.handlers.map((h) => [h.operation.name, h]));
   const openapi = buildOpenApiDocument(operations, { version: deps.version });
   const tools = buildToolManifest(operations);
-  const callDeps = { pool: deps.pool, hub: deps.hub, gatewayHandlers, logger: deps.logger };
+  const callDeps = { pool: deps.pool, hub: deps.hub, claimWaits: deps.claimWaits, gatewayHandlers, logger: deps.logger };
 
   const app = express();
   app.disable('x-powered-by');

@@ -35,6 +35,17 @@ export const gatewayEnvSchema = commonEnvSchema.extend({
     .int()
     .min(bodyLimitFor({ MEDIA_MAX_BYTES }), `must be at least the largest body, ${bodyLimitFor({ MEDIA_MAX_BYTES })} bytes, or the largest image could never be sent`)
     .default(64 * 1024 * 1024),
+  /**
+   * board.claimCard requests of one tenant that may wait for work at once on
+   * this gateway (each holds an open request and a little memory, no worker);
+   * past it a claim that would wait is refused 429.
+   */
+  BOARD_CLAIM_WAITS_PER_TENANT: z.coerce.number().int().min(1, 'must be at least 1').max(100_000, 'must be at most 100000').default(32),
+  /**
+   * A waiting claim tries again at least this often, announced work or not:
+   * it finds work whose announcement was lost (pub/sub delivers at most once).
+   */
+  BOARD_CLAIM_SAFETY_POLL_MS: z.coerce.number().int().min(100, 'must be at least 100 (milliseconds)').max(60_000, 'must be at most 60000 (milliseconds)').default(5_000),
 });
 export type GatewayEnv = z.infer<typeof gatewayEnvSchema>;
 

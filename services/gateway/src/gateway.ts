@@ -20,6 +20,7 @@ import {
 import { sweepIdempotencyKeys } from './idempotency.js';
 import type { OperationDef } from '@vouch/contracts';
 import { ApiKeyCache } from './api-key-cache.js';
+import { ClaimWaits } from './claim-waits.js';
 import { createApp } from './app.js';
 import { answerClientErrors } from './client-errors.js';
 import { drainConnections } from './drain-connections.js';
@@ -61,11 +62,20 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
     });
   });
   const hub = new QueueHub({ producer, redisUrl: env.REDIS_URL, prefix: env.BULLMQ_PREFIX });
-  // Revocations arrive here; the subscriber reconnects by itself (and the cache forgets every key meanwhile).
-  const subscriber = createConsumerRedis(env.REDIS_URL, 'gateway:key-revocations');
+  // Revocations and the board's announcements of work arrive here; the subscriber reconnects by itself
+  // (and the cache forgets every key meanwhile; waiting claims poll meanwhile).
+  const subscriber = createConsumerRedis(env.REDIS_URL, 'gateway:subscriber');
   subscriber.on('error', () => {});
   const keyCache = new ApiKeyCache(pool, subscriber, env.BULLMQ_PREFIX);
   await keyCache.start();
+  const claimWaits = new ClaimWaits({
+    subscriber,
+    prefix: env.BULLMQ_PREFIX,
+    perTenant: env.BOARD_CLAIM_WAITS_PER_TENANT,
+    safetyPollMs: env.BOARD_CLAIM_SAFETY_POLL_MS,
+    registry: metrics.registry,
+  });
+  await claimWaits.start();
   metrics.watchQueues(hub.all());
   await hub.listenAll();
   const startedAt = Date.now();
@@ -74,6 +84,7 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
     pool,
     authenticate: (key) => keyCache.authenticate(key),
     hub,
+    claimWaits,
     logger,
     registry: metrics.registry,
     version: GATEWAY_VERSION,
@@ -119,6 +130,8 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
   const stop = () =>
     (stopped ??= (async () => {
       clearInterval(sweeper);
+      // Waiting claims answer claimed: false now rather than hold the drain for up to 25 s: the caller calls again, elsewhere.
+      claimWaits.close();
       await drain.stop(env.SHUTDOWN_GRACE_MS);
       await keyCache.close();
       await hub.close();

@@ -102,7 +102,7 @@ function idempotencyKeyOf(ctx: ServerContext): string | undefined {
 }
 
 /** Runs one operation for an MCP request, as the HTTP routes do, with the idempotency key from `_meta` when the call has one. */
-function run(op: OperationDef, input: Record<string, unknown>, auth: { caller: Caller; requestId: string }, deps: CallDeps, idempotencyKey?: string) {
+function run(op: OperationDef, input: Record<string, unknown>, auth: { caller: Caller; requestId: string }, deps: CallDeps, idempotencyKey?: string, signal?: AbortSignal) {
   const checked = () => {
     // As for a JSON body over HTTP: a key holding NUL or a lone surrogate is refused naming it.
     const badKeys = badKeyIssues(input);
@@ -111,7 +111,7 @@ function run(op: OperationDef, input: Record<string, unknown>, auth: { caller: C
   };
   return callOperation(
     op,
-    { caller: auth.caller, requestId: auth.requestId, instance: MCP_PATH, input: checked, idempotencyKey, idempotencyKeyPath: IDEMPOTENCY_KEY_PATH },
+    { caller: auth.caller, requestId: auth.requestId, instance: MCP_PATH, input: checked, idempotencyKey, idempotencyKeyPath: IDEMPOTENCY_KEY_PATH, signal },
     deps,
   );
 }
@@ -212,7 +212,8 @@ export function mcpServerFactory(deps: McpServerDeps) {
           } catch (err) {
             return toolError(problemFromBody(errorBodyOf(err), { instance: MCP_PATH, requestId: auth.requestId }), deps.operations);
           }
-          const outcome = await run(tool.operation, (args ?? {}) as Record<string, unknown>, auth, deps, key);
+          // The request's signal aborts when the client cancels or goes: a waiting board_claimCard stops waiting.
+          const outcome = await run(tool.operation, (args ?? {}) as Record<string, unknown>, auth, deps, key, toolCtx.mcpReq.signal);
           if (!outcome.ok) return toolError(outcome.problem, deps.operations);
           // The result is in hand and goes out in this response; nothing would replay it.
           outcome.afterDelivery?.();

@@ -11,7 +11,8 @@ import {
 import type { Logger, Pool } from '@vouch/platform';
 import type { z } from 'zod';
 import { isOperator, type Caller } from './api-keys.js';
-import { awaitAttempt } from './await-attempt.js';
+import { awaitAttempt, type AttemptOutcome } from './await-attempt.js';
+import type { ClaimWaits } from './claim-waits.js';
 import type { GatewayHandler } from './gateway-handler.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash, type IdempotencyClaim } from './idempotency.js';
 import { describeJob } from './jobs-operation.js';
@@ -29,6 +30,8 @@ export interface CallDeps {
   logger: Logger;
   hub: QueueHub;
   gatewayHandlers: Map<string, GatewayHandler>;
+  /** Where board.claimCard waits for work, instead of in a board-dispatcher job. */
+  claimWaits: ClaimWaits;
 }
 
 /** One call of an operation, from whichever front door it came through (an HTTP route, an MCP tool). */
@@ -47,6 +50,8 @@ export interface OperationCall {
   idempotencyKey?: string | undefined;
   /** Where the key came from, for a problem naming it (default `header.Idempotency-Key`). */
   idempotencyKeyPath?: string;
+  /** Aborts when the caller has gone (the connection closed before the answer): a long-poll stops waiting. */
+  signal?: AbortSignal | undefined;
 }
 
 /** How a call ended: the answer to send, or the problem. */
@@ -94,6 +99,7 @@ async function execute(
   requestId: string,
   idempotency: KeyedRun | undefined,
   deps: CallDeps,
+  signal: AbortSignal | undefined,
 ): Promise<Answer> {
   const own = deps.gatewayHandlers.get(op.name);
   if (own) {
@@ -106,7 +112,9 @@ async function execute(
   const id = bullJobId(caller.tenant, op.name, idempotency);
   const jobId = publicJobId(queue, id);
   // Tenant and actor come from the key, never from the body: a service checks any agent the body names against this one.
-  const envelope: JobEnvelope = { tenant: caller.tenant, input, requestId, actor: { agent: caller.agent, keyId: caller.keyId } };
+  // A claim's job looks once (the gateway waits, claim-waits.ts); 0 also keeps an older board-dispatcher from waiting in it.
+  const jobInput = deps.claimWaits.handles(op) ? { ...input, waitSeconds: 0 } : input;
+  const envelope: JobEnvelope = { tenant: caller.tenant, input: jobInput, requestId, actor: { agent: caller.agent, keyId: caller.keyId } };
   if (op.mode === 'job') {
     await deps.hub.enqueue(op, queue, envelope, id);
     // A fresh id was just added, so it waits; a keyed one may be an earlier request's job, further along.
@@ -114,10 +122,16 @@ async function execute(
     return { status: 202, body: { jobId, operation: op.name, state, statusUrl: `/v1/jobs/${jobId}` } };
   }
   const timeoutMs = op.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
-  // A request that re-attaches never adds the job: the attempt's own request may have delivered and removed it already.
-  const outcome = idempotency?.reattach
-    ? await awaitAttempt(deps.hub, deps.pool, { tenant: caller.tenant, key: idempotency.key, attempt: idempotency.attempt, queue, jobId: id }, timeoutMs)
-    : await deps.hub.run(op, queue, envelope, id, { timeoutMs, mayExist: idempotency !== undefined });
+  const first = (ms: number) => deps.hub.run(op, queue, envelope, id, { timeoutMs: ms, mayExist: idempotency !== undefined });
+  let outcome: AttemptOutcome;
+  if (idempotency?.reattach) {
+    // A request that re-attaches never adds the job: the attempt's own request may have delivered and removed it already.
+    outcome = await awaitAttempt(deps.hub, deps.pool, { tenant: caller.tenant, key: idempotency.key, attempt: idempotency.attempt, queue, jobId: id }, timeoutMs);
+  } else if (deps.claimWaits.handles(op)) {
+    // A claim that may wait tries, waits here for work, and tries again under the same job id.
+    const claim = { tenant: caller.tenant, agent: caller.agent, waitSeconds: Number(input.waitSeconds ?? 0), timeoutMs, signal };
+    outcome = await deps.claimWaits.claim(claim, { first, again: (ms) => deps.hub.rerun(op, queue, envelope, id, ms) });
+  } else outcome = await first(timeoutMs);
   if (outcome.kind === 'recorded') return { status: outcome.status, body: outcome.body, recorded: true };
   if (outcome.kind === 'completed') {
     return { status: 200, body: outcome.value, afterDelivery: op.ephemeral ? undefined : () => deps.hub.forget(queue, id) };
@@ -195,18 +209,19 @@ export async function callOperation(op: OperationDef, call: OperationCall, deps:
 
   let answer: Answer;
   try {
-    answer = await execute(op, input, caller, requestId, run, deps);
+    answer = await execute(op, input, caller, requestId, run, deps, call.signal);
   } catch (err) {
     const outcome = problemOf(err) as { ok: false; problem: Problem; replayed: false };
     const { problem } = outcome;
     // The answer hides internals; the log keeps them, under the request id the answer names.
     if (problem.status >= 500) deps.logger.error({ err, op: op.name, requestId }, `${op.name} failed: ${problem.code}`);
     if (run) {
-      // 4xx answers are final and replayed. A 504 keeps the attempt: the job is still queued or
+      // 4xx answers are final and replayed, but a 429 (too many waiting now) is a moment's refusal and frees
+      // the key, as a 5xx does: a retry runs again. A 504 keeps the attempt: the job is still queued or
       // running, and a retry re-attaches to it; but an ephemeral job is removed when its wait
       // times out, leaving nothing to re-attach to. Other 5xx answers free the key: a retry runs again.
       const keepsAttempt = problem.code === ERROR_CODES.timeout && !op.ephemeral;
-      if (problem.status < 500) await completeIdempotencyKey(deps.pool, caller.tenant, run.key, run.attempt, problem.status, problem).catch(() => {});
+      if (problem.status < 500 && problem.status !== 429) await completeIdempotencyKey(deps.pool, caller.tenant, run.key, run.attempt, problem.status, problem).catch(() => {});
       else if (!keepsAttempt) await releaseIdempotencyKey(deps.pool, caller.tenant, run.key, run.attempt).catch(() => {});
     }
     return outcome;

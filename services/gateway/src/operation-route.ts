@@ -36,6 +36,11 @@ function queryOf(req: Request): Record<string, unknown> {
  */
 export function operationRoute(op: OperationDef, deps: RouteDeps) {
   return async (req: Request, res: Response): Promise<void> => {
+    // The connection closing before the answer is sent means the caller has gone: a long-poll stops waiting for it.
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableEnded) gone.abort();
+    });
     const outcome = await callOperation(
       op,
       {
@@ -44,6 +49,7 @@ export function operationRoute(op: OperationDef, deps: RouteDeps) {
         instance: req.originalUrl,
         input: () => rawInput(op, req),
         idempotencyKey: req.get('Idempotency-Key'),
+        signal: gone.signal,
       },
       deps,
     );

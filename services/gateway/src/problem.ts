@@ -13,10 +13,14 @@ const TITLES: Record<ErrorCode, string> = {
   HEADERS_TOO_LARGE: 'Headers too large',
   REQUEST_TIMEOUT: 'Request timed out',
   UNSUPPORTED_MEDIA_TYPE: 'Unsupported media type',
+  TOO_MANY_REQUESTS: 'Too many requests',
   DEPENDENCY_UNAVAILABLE: 'Service unavailable',
   TIMEOUT: 'Timed out',
   INTERNAL: 'Internal error',
 };
+
+/** Seconds a 503 or 429 asks the caller to wait: an outage's reconnect, or a long-poll of the tenant's ending. */
+export const RETRY_AFTER_SECONDS = 5;
 
 /** An RFC 9457 problem document with vouch's code, fields and details. */
 export interface Problem {
@@ -58,7 +62,7 @@ export function errorBodyOf(err: unknown): ErrorBody {
 }
 
 export function sendProblem(res: Response, problem: Problem): void {
-  if (problem.status === 503) res.setHeader('Retry-After', '5');
+  if (problem.status === 503 || problem.status === 429) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
   if (problem.status === 401 && !res.hasHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', 'Bearer realm="vouch"');
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
 }

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DependencyError, SERVICE_QUEUES, isQueueName, type JobEnvelope, type OperationDef, type QueueName } from '@vouch/contracts';
-import { EVENT_STREAM_MAX_LEN, consumerRedisOptions, liveWorkerCount } from '@vouch/platform';
+import { EventStreamCursor, MISSED_EVENTS_CHECK_MS, QUEUE_STREAMS, consumerRedisOptions, lastEventId, liveWorkerCount } from '@vouch/platform';
 
 /** Retry policy for queue operations that do not name their own. */
 const DEFAULT_RETRY = { attempts: 3, backoffMs: 1_000 };
@@ -82,20 +82,36 @@ interface Waiter {
  * outcome cannot slip by. That is one Redis round trip per rpc besides the
  * add, where add-then-waitUntilFinished needs an extra "already finished?"
  * check.
+ *
+ * Streams are trimmed to a few dozen entries (EVENT_STREAM_MAX_LEN), so a
+ * listener that falls further behind (a stalled process) finds entries gone
+ * unread. Every MISSED_EVENTS_CHECK_MS, while anyone waits on a queue, the hub
+ * asks whether that may have happened since it last asked
+ * (EventStreamCursor.missedSince); if so it reads the waiters' jobs, which
+ * keep their results until delivered. An ephemeral job (a ping)
+ * is removed as it completes, so a missed ping is answered as a timeout.
  */
 export class QueueHub {
   private readonly queues = new Map<QueueName, Queue<JobEnvelope>>();
   private readonly listening = new Map<QueueName, Promise<QueueEvents>>();
+  /** How far each queue's listener has read, once it listens. */
+  private readonly cursors = new Map<QueueName, EventStreamCursor>();
+  /** Per queue, how far its listener had read at the last check for missed entries. */
+  private readonly missedMarks = new Map<QueueName, string>();
+  private readonly missedCheck: NodeJS.Timeout;
+  private checkingMissed = false;
   private readonly waiters = new Map<string, Set<Waiter>>();
   /** Until when a queue was last seen with a live worker: a ping need not ask again within a second. */
   private readonly workerSeenUntil = new Map<QueueName, number>();
 
   constructor(private readonly opts: { producer: Redis; redisUrl: string; prefix: string }) {
     for (const name of SERVICE_QUEUES) {
-      const queue = new Queue<JobEnvelope>(name, { connection: opts.producer, prefix: opts.prefix, streams: { events: { maxLen: EVENT_STREAM_MAX_LEN } } });
+      const queue = new Queue<JobEnvelope>(name, { connection: opts.producer, prefix: opts.prefix, streams: QUEUE_STREAMS });
       queue.on('error', () => {}); // the failed add reports the outage; the connection reconnects by itself
       this.queues.set(name, queue);
     }
+    this.missedCheck = setInterval(() => void this.settleMissed(), MISSED_EVENTS_CHECK_MS);
+    this.missedCheck.unref();
   }
 
   queue(name: QueueName): Queue<JobEnvelope> {
@@ -129,23 +145,71 @@ export class QueueHub {
   private async startListening(name: QueueName): Promise<QueueEvents> {
     this.assertConnected(name);
     const streamKey = `${this.opts.prefix}:${name}:events`;
-    let lastEventId: string;
+    let startId: string;
     try {
-      const [last] = await this.opts.producer.xrevrange(streamKey, '+', '-', 'COUNT', 1);
-      lastEventId = last?.[0] ?? '0-0';
+      startId = await lastEventId(this.opts.producer, streamKey);
     } catch (err) {
       throw unreachable(name, err);
     }
     const qe = new QueueEvents(name, {
       connection: consumerRedisOptions(this.opts.redisUrl, `gateway:events:${name}`),
       prefix: this.opts.prefix,
-      lastEventId,
+      lastEventId: startId,
     });
     qe.on('error', () => {}); // reconnects by itself and resumes after the last entry it read
+    this.cursors.set(name, new EventStreamCursor(qe, this.opts.producer, streamKey, startId));
     qe.on('completed', ({ jobId, returnvalue }) => this.settle(name, jobId, { kind: 'completed', value: returnvalue }));
     qe.on('failed', ({ jobId, failedReason }) => this.settle(name, jobId, { kind: 'failed', failedReason }));
     await qe.waitUntilReady();
     return qe;
+  }
+
+  /**
+   * Starts checking a queue for missed entries from where its listener is
+   * now, unless a waiter already has it checked from further back: a job
+   * added after this has every entry after this point.
+   */
+  private markMissedFrom(queue: QueueName): void {
+    const cursor = this.cursors.get(queue);
+    if (cursor && !this.missedMarks.has(queue)) this.missedMarks.set(queue, cursor.lastId);
+  }
+
+  /**
+   * Settles the waiters whose outcome a listener may have missed: on a queue
+   * whose stream was trimmed past what its listener read, each waited-for job
+   * that has finished (one pipelined read for all) is read and settled.
+   */
+  private async settleMissed(): Promise<void> {
+    if (this.waiters.size === 0) this.missedMarks.clear();
+    if (this.checkingMissed || this.waiters.size === 0 || this.opts.producer.status !== 'ready') return;
+    this.checkingMissed = true;
+    try {
+      const waited = new Map<QueueName, string[]>();
+      for (const key of this.waiters.keys()) {
+        const [queue, jobId] = key.split('\0') as [QueueName, string];
+        waited.set(queue, [...(waited.get(queue) ?? []), jobId]);
+      }
+      for (const [queue, jobIds] of waited) {
+        const cursor = this.cursors.get(queue);
+        if (!cursor) continue;
+        const { missed, next } = await cursor.missedSince(this.missedMarks.get(queue) ?? '0-0');
+        this.missedMarks.set(queue, next);
+        if (!missed) continue;
+        const pipeline = this.opts.producer.pipeline();
+        for (const id of jobIds) pipeline.hget(`${this.opts.prefix}:${queue}:${id}`, 'finishedOn');
+        const finishedOn = (await pipeline.exec()) ?? [];
+        for (const [k, id] of jobIds.entries()) {
+          if (!finishedOn[k]?.[1]) continue;
+          const snapshot = await this.readJob(queue, id);
+          if (snapshot?.state === 'completed') this.settle(queue, id, { kind: 'completed', value: snapshot.job.returnvalue });
+          else if (snapshot?.state === 'failed') this.settle(queue, id, { kind: 'failed', failedReason: snapshot.job.failedReason });
+        }
+      }
+    } catch {
+      // Redis away: the waits run on to their timeouts, or the next check finds the jobs.
+    } finally {
+      this.checkingMissed = false;
+    }
   }
 
   private settle(queue: QueueName, jobId: string, outcome: JobOutcome): void {
@@ -196,6 +260,7 @@ export class QueueHub {
       throw new DependencyError(`no ${queue} worker is connected: the service is not running; start it, then retry`);
     }
     await this.events(queue);
+    this.markMissedFrom(queue);
     const key = `${queue}\0${jobId}`;
     let timer: NodeJS.Timeout | undefined;
     let waiter: Waiter | undefined;
@@ -223,9 +288,37 @@ export class QueueHub {
     }
   }
 
+  /**
+   * Runs an operation's job again under the id of a run that finished and
+   * whose outcome was read: a waiting claim tries again under its request's
+   * job id, so a request retried with its Idempotency-Key finds the try that
+   * claimed. The finished run is removed first (BullMQ ignores an add whose
+   * id exists). The outcome is read from the job itself, events only wake the
+   * wait: an event of the previous run may still be on its way, and must not
+   * pass for this run's.
+   */
+  async rerun(op: OperationDef, queue: QueueName, envelope: JobEnvelope, jobId: string, timeoutMs: number): Promise<JobOutcome> {
+    this.assertConnected(queue);
+    try {
+      await this.queue(queue).remove(jobId);
+    } catch (err) {
+      throw unreachable(queue, err);
+    }
+    await this.enqueue(op, queue, envelope, jobId);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      await this.waitFor(queue, jobId, Math.max(0, deadline - Date.now()));
+      const run = await this.readJob(queue, jobId);
+      if (run?.state === 'completed') return { kind: 'completed', value: run.job.returnvalue };
+      if (run?.state === 'failed') return { kind: 'failed', failedReason: run.job.failedReason };
+      if (!run || Date.now() >= deadline) return { kind: 'timeout' };
+    }
+  }
+
   /** Waits up to timeoutMs for an already added job to finish; resolves at once if it has. */
   async waitFor(queue: QueueName, jobId: string, timeoutMs: number): Promise<void> {
     await this.events(queue);
+    this.markMissedFrom(queue);
     const key = `${queue}\0${jobId}`;
     let timer: NodeJS.Timeout | undefined;
     let waiter: Waiter | undefined;
@@ -300,6 +393,7 @@ export class QueueHub {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.missedCheck);
     for (const waiters of this.waiters.values()) for (const w of waiters) w.settle({ kind: 'timeout' });
     for (const [, ready] of this.listening) await ready.then((qe) => qe.close()).catch(() => {});
     for (const q of this.queues.values()) await q.close().catch(() => {});

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ResultTooLargeError, jsonBytes } from '@vouch/contracts';
 import { parseLedgerEvent, type LedgerEvent } from '../src/domain/ledger-events.js';
 import { LedgerStreamError, applyEvents, replayLedger, toLedgerView, type LedgerState } from '../src/domain/replay-ledger.js';
 import { lacksBaseVersions, upcastSnapshot } from '../src/domain/upcast-snapshot.js';
@@ -122,16 +123,41 @@ describe('reading a page of evidence', () => {
     const state = withEvidence(5);
     const first = toLedgerView(state, { after: 0, limit: 2 });
     expect(first.evidence.map((e) => e.seq)).toEqual([1, 2]);
-    expect(first.evidencePage).toEqual({ total: 5, after: 0, limit: 2, nextAfter: 2 });
+    expect(first.evidencePage).toEqual({ total: 5, after: 0, limit: 2, nextAfter: 2, truncated: false });
     expect(toLedgerView(state, { after: 2, limit: 2 }).evidencePage.nextAfter).toBe(4);
     const last = toLedgerView(state, { after: 3, limit: 2 });
     expect(last.evidence.map((e) => e.seq)).toEqual([4, 5]);
-    expect(last.evidencePage).toEqual({ total: 5, after: 3, limit: 2, nextAfter: null });
+    expect(last.evidencePage).toEqual({ total: 5, after: 3, limit: 2, nextAfter: null, truncated: false });
     expect(toLedgerView(state, { after: 5, limit: 2 })).toMatchObject({ evidence: [], evidencePage: { total: 5, after: 5, limit: 2, nextAfter: null } });
     expect(toLedgerView(state, { after: 9, limit: 100 }).evidence).toEqual([]);
     expect(toLedgerView(state, { after: 0, limit: 3 }).evidencePage.nextAfter).toBe(3);
-    expect(toLedgerView(state).evidencePage).toEqual({ total: 5, after: 0, limit: 100, nextAfter: null });
+    expect(toLedgerView(state).evidencePage).toEqual({ total: 5, after: 0, limit: 100, nextAfter: null, truncated: false });
     expect(toLedgerView(state)).not.toHaveProperty('packets');
+  });
+
+  it('stops a page before the item that would pass its byte budget, and always takes the first', () => {
+    const state = withEvidence(5);
+    const bare = jsonBytes(toLedgerView(state, { after: 0, limit: 5 }, 1_000_000)) - jsonBytes(state.evidence) + 2;
+    const itemBytes = state.evidence.map((e) => jsonBytes(e));
+    // Room for exactly the first two items and the comma between them.
+    const two = toLedgerView(state, { after: 0, limit: 5 }, bare + itemBytes[0]! + 1 + itemBytes[1]!);
+    expect(two.evidence.map((e) => e.seq)).toEqual([1, 2]);
+    expect(two.evidencePage).toEqual({ total: 5, after: 0, limit: 5, nextAfter: 2, truncated: true });
+    expect(jsonBytes(two)).toBeLessThanOrEqual(bare + itemBytes[0]! + 1 + itemBytes[1]! + 2);
+    expect(toLedgerView(state, { after: 0, limit: 5 }, bare + itemBytes[0]! + itemBytes[1]!).evidence).toHaveLength(1);
+    // No room for any item: the first still comes, so paging moves on.
+    expect(toLedgerView(state, { after: 4, limit: 5 }, bare).evidencePage).toEqual({ total: 5, after: 4, limit: 5, nextAfter: null, truncated: false });
+    expect(toLedgerView(state, { after: 2, limit: 5 }, bare).evidencePage).toEqual({ total: 5, after: 2, limit: 5, nextAfter: 3, truncated: true });
+    // A page its limit ended is not truncated, whatever its bytes.
+    expect(toLedgerView(state, { after: 3, limit: 1 }, bare).evidencePage).toEqual({ total: 5, after: 3, limit: 1, nextAfter: 4, truncated: false });
+  });
+
+  it('refuses, naming the limit, a ledger whose parts that are not paged pass the budget', () => {
+    const state = withEvidence(1);
+    const bare = jsonBytes({ ...toLedgerView(state, { after: 0, limit: 1 }, 1_000_000), evidence: [] });
+    expect(() => toLedgerView(state, { after: 0, limit: 1 }, bare - 10)).toThrow(ResultTooLargeError);
+    expect(() => toLedgerView(state, { after: 0, limit: 1 }, bare - 10)).toThrow(`run "run-1": its claims, critiques and open items alone take ${bare} bytes as JSON, past the ${bare - 10}-byte limit on one answer`);
+    expect(toLedgerView(state, { after: 0, limit: 1 }, bare).evidence).toHaveLength(1);
   });
 });
 

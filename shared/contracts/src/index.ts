@@ -4,8 +4,10 @@
  * OpenAPI document and agent tool manifest derived from the table.
  */
 export * from './queues.js';
+export * from './board-claimable.js';
 export * from './text.js';
 export * from './errors.js';
+export * from './result-budget.js';
 export * from './operation.js';
 export * from './table.js';
 export * from './openapi.js';

@@ -7,6 +7,7 @@ export * from './config.js';
 export * from './local-stack.js';
 export * from './logger.js';
 export * from './redis.js';
+export * from './event-stream.js';
 export * from './postgres.js';
 export * from './metrics.js';
 export * from './handlers.js';

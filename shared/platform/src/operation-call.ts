@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Queue, QueueEvents, type Job } from 'bullmq';
+import { Queue, type Job } from 'bullmq';
 import {
   BadInputError,
   ConflictError,
@@ -18,6 +18,7 @@ import {
   type QueueName,
 } from '@vouch/contracts';
 import type { z } from 'zod';
+import { QUEUE_STREAMS, listenToQueue, waitUntilFinished, type EventStreamCursor } from './event-stream.js';
 import { closeRedis, consumerRedisOptions, createProducerRedis } from './redis.js';
 
 /**
@@ -59,12 +60,12 @@ export function createOperationCaller(opts: { redisUrl: string; prefix: string; 
   const producer = createProducerRedis(opts.redisUrl, `${opts.name}:calls`);
   producer.on('error', () => {});
   const queues = new Map<QueueName, Queue<JobEnvelope>>();
-  const events = new Map<QueueName, Promise<QueueEvents>>();
+  const events = new Map<QueueName, Promise<EventStreamCursor>>();
 
   const queueOf = (name: QueueName) => {
     let queue = queues.get(name);
     if (!queue) {
-      queue = new Queue<JobEnvelope>(name, { connection: producer, prefix: opts.prefix });
+      queue = new Queue<JobEnvelope>(name, { connection: producer, prefix: opts.prefix, streams: QUEUE_STREAMS });
       queue.on('error', () => {});
       queues.set(name, queue);
     }
@@ -74,10 +75,10 @@ export function createOperationCaller(opts: { redisUrl: string; prefix: string; 
   const eventsOf = (name: QueueName) => {
     let ready = events.get(name);
     if (!ready) {
-      const qe = new QueueEvents(name, { connection: consumerRedisOptions(opts.redisUrl, `${opts.name}:calls:${name}`), prefix: opts.prefix });
-      qe.on('error', () => {});
-      qe.setMaxListeners(10_000);
-      ready = qe.waitUntilReady().then(() => qe);
+      ready = listenToQueue(name, { redis: producer, connection: consumerRedisOptions(opts.redisUrl, `${opts.name}:calls:${name}`), prefix: opts.prefix }).then((cursor) => {
+        cursor.events.setMaxListeners(10_000);
+        return cursor;
+      });
       ready.catch(() => events.delete(name));
       events.set(name, ready);
     }
@@ -92,9 +93,9 @@ export function createOperationCaller(opts: { redisUrl: string; prefix: string; 
       if (!parsed.success) throw new BadInputError(`${op.name}: invalid input: ${describeFieldIssues(fieldIssuesFromZod(parsed.error.issues, 'input'))}`);
       const timeoutMs = callOpts.timeoutMs ?? op.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       let job: Job<JobEnvelope>;
-      let qe: QueueEvents;
+      let listening: EventStreamCursor;
       try {
-        qe = await eventsOf(queueName);
+        listening = await eventsOf(queueName);
         if (producer.status !== 'ready') throw new Error('Redis is not connected');
         job = await queueOf(queueName).add(
           op.name,
@@ -103,8 +104,8 @@ export function createOperationCaller(opts: { redisUrl: string; prefix: string; 
             jobId: `s${randomUUID().replace(/-/g, '')}`,
             attempts: op.retry?.attempts ?? 3,
             ...(op.retry?.backoffMs ? { backoff: { type: 'exponential', delay: op.retry.backoffMs } } : { backoff: { type: 'exponential', delay: 500 } }),
-            // The result travels in the completed event; nothing stays in Redis once it is delivered.
-            removeOnComplete: true,
+            // Kept until it is delivered (removed below): the completed entry may be trimmed from the events stream before it is read.
+            removeOnComplete: { age: 3_600 },
             removeOnFail: { age: 3_600 },
           },
         );
@@ -113,7 +114,11 @@ export function createOperationCaller(opts: { redisUrl: string; prefix: string; 
       }
       let output: unknown;
       try {
-        output = await job.waitUntilFinished(qe, timeoutMs);
+        output = await waitUntilFinished(queueOf(queueName), job.id!, listening, timeoutMs);
+        // Delivered: the result leaves Redis.
+        void queueOf(queueName)
+          .remove(job.id!)
+          .catch(() => {});
       } catch (err) {
         const fresh = await queueOf(queueName)
           .getJob(job.id!)
@@ -130,7 +135,7 @@ export function createOperationCaller(opts: { redisUrl: string; prefix: string; 
     },
 
     async close() {
-      for (const [, ready] of events) await ready.then((qe) => qe.close()).catch(() => {});
+      for (const [, ready] of events) await ready.then((cursor) => cursor.events.close()).catch(() => {});
       for (const queue of queues.values()) await queue.close().catch(() => {});
       await closeRedis(producer);
     },

@@ -7,7 +7,8 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type PlatformMetrics } from './metrics.js';
 import { startOpsServer, type OpsServer, type Phase } from './ops-server.js';
 import { createPool, pendingMigrations, pingPostgres, runMigrations, type Pool } from './postgres.js';
-import { EVENT_STREAM_MAX_LEN, consumerRedisOptions, createConsumerRedis, closeRedis, pingRedis } from './redis.js';
+import { QUEUE_STREAMS } from './event-stream.js';
+import { consumerRedisOptions, createConsumerRedis, closeRedis, pingRedis } from './redis.js';
 import { startServiceWorker, type ServiceWorker } from './worker.js';
 
 /** Config every queue service has: the common variables plus its port and concurrency. */
@@ -101,7 +102,7 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
 
     const redis = createConsumerRedis(env.REDIS_URL, `${spec.service}:health`);
     closers.unshift(() => closeRedis(redis));
-    const ownQueue = new Queue(spec.queue, { connection: redis, prefix: env.BULLMQ_PREFIX, streams: { events: { maxLen: EVENT_STREAM_MAX_LEN } } });
+    const ownQueue = new Queue(spec.queue, { connection: redis, prefix: env.BULLMQ_PREFIX, streams: QUEUE_STREAMS });
     // Unheard, BullMQ prints a Redis outage to stderr past the logger; the worker logs it, and /readyz shows it.
     ownQueue.on('error', () => {});
     closers.unshift(() => ownQueue.close());

@@ -1,15 +1,6 @@
 import type { RedisOptions as BullRedisOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 
-/**
- * Length every queue's events stream is trimmed to (approximately: XADD
- * MAXLEN ~). Each `completed` entry carries the job's result, so the stream is
- * a copy of recent results in a Redis that runs `noeviction`: BullMQ's
- * default of 10,000 entries let reads fill it. A QueueEvents reader lags by
- * milliseconds, far fewer entries than this.
- */
-export const EVENT_STREAM_MAX_LEN = 1_000;
-
 /** ioredis options from a redis:// or rediss:// URL. */
 export function redisOptionsFromUrl(rawUrl: string): RedisOptions {
   const u = new URL(rawUrl);

@@ -23,7 +23,8 @@ export class QueueJobs {
   private n = 0;
 
   constructor(prefix: string, name: QueueName) {
-    this.queue = new Queue<JobEnvelope>(name, { connection: { url: TEST_REDIS_URL }, prefix });
+    // The service's own Queue sets the queue's options (its events stream's bound); a Queue starting here would put back BullMQ's defaults.
+    this.queue = new Queue<JobEnvelope>(name, { connection: { url: TEST_REDIS_URL }, prefix, skipMetasUpdate: true });
     this.events = new QueueEvents(name, { connection: { url: TEST_REDIS_URL }, prefix });
   }
 
@@ -42,11 +43,36 @@ export class QueueJobs {
 
   async wait<T = unknown>(job: Job<JobEnvelope>, timeoutMs = 20_000): Promise<T> {
     try {
-      return (await job.waitUntilFinished(this.events, timeoutMs)) as T;
+      const waiting = { done: false };
+      const streamed = job.waitUntilFinished(this.events, timeoutMs);
+      const polled = this.finishedOnPoll(job.id!, waiting);
+      // The loser of the race settles later (or never); its rejection is no one's to handle.
+      streamed.catch(() => {});
+      polled.catch(() => {});
+      try {
+        return (await Promise.race([streamed, polled])) as T;
+      } finally {
+        waiting.done = true;
+      }
     } catch {
       const fresh = (await this.queue.getJob(job.id!))!;
       if (await fresh.isFailed()) throw new JobFailed(decodeJobError(fresh.failedReason), fresh);
       throw new Error(`job ${job.id} (${job.name}) did not finish within ${timeoutMs} ms: ${await fresh.getState()}`);
+    }
+  }
+
+  /**
+   * The job's result read from the job every 250 ms: the services trim their
+   * events streams to a few dozen entries, so under a burst of jobs this
+   * listener may find the job's completed entry gone.
+   */
+  private async finishedOnPoll(id: string, waiting: { done: boolean }): Promise<unknown> {
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 250));
+      if (waiting.done) return new Promise(() => {});
+      const state = await this.queue.getJobState(id).catch(() => 'unknown');
+      if (state === 'completed') return (await this.queue.getJob(id))?.returnvalue;
+      if (state === 'failed') throw new Error('failed');
     }
   }
 

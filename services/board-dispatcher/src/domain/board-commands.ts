@@ -428,6 +428,29 @@ export function requireClaim(current: BoardState | undefined, boardId: string, c
   return card;
 }
 
+/**
+ * A claim's lease as the database saw it in the command's own transaction:
+ * when it runs out, and whether it already had by the database's clock (the
+ * clock the sweep that ends it uses too).
+ */
+export interface ClaimLease {
+  expiresAt: string;
+  expired: boolean;
+}
+
+/**
+ * The 409 for a claim whose lease ran out before the heartbeat or submission
+ * that needed it, even if the sweep has not ended it yet: the attempt is over
+ * and the card goes back to be dispatched again.
+ */
+export function claimLeaseExpired(state: BoardState, card: CardState, expiresAt: string | undefined, what: string): ConflictError {
+  const when = expiresAt ? `expired at ${expiresAt} (no heartbeat extended it in time)` : 'is gone';
+  return new ConflictError(
+    `the claim lease on card ${card.id} on board "${state.boardId}" ${when}: this claim is over; stop ${what}, and call board.claimCard to claim the card again`,
+    { boardId: state.boardId, cardId: card.id, attempt: card.attempt, reason: 'lease_expired', ...(expiresAt ? { leaseExpiresAt: expiresAt } : {}) },
+  );
+}
+
 export interface ClaimCommand {
   cardId: string;
   attempt: number;
@@ -476,6 +499,12 @@ export interface SubmitCommand {
   summary: string;
   evidence: BoardEvidenceInput[];
   at: string;
+  /**
+   * The claim's lease, locked in the submission's transaction; null when no
+   * lease is held under the token. The service always passes it; only pure
+   * replays of a board without leases leave it out.
+   */
+  lease?: ClaimLease | null;
 }
 
 /** The error of a completion with no evidence at all; the handler records the diagnostic it names. */
@@ -495,6 +524,7 @@ function endAttempt(batch: BoardBatch, state: BoardState, card: CardState, trigg
 export function submitCard(current: BoardState | undefined, boardId: string, cmd: SubmitCommand): Decision {
   const state = requireBoard(current, boardId);
   const card = requireClaimHolder(requireClaim(state, boardId, cmd.cardId, cmd.claimToken, 'submitting it'), cmd.by, 'submit');
+  if (cmd.lease !== undefined && (cmd.lease === null || cmd.lease.expired)) throw claimLeaseExpired(state, card, cmd.lease?.expiresAt, 'submitting it');
   const by = card.claim!.by;
   const items = checkEvidence(state, card, cmd.evidence, 'evidence').map((e) => ({ ...e, attachedBy: by, at: cmd.at }));
   if (cmd.outcome === 'completed' && card.evidence.length + items.length === 0) throw completionWithoutEvidence(state, card);

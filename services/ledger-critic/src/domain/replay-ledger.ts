@@ -1,4 +1,4 @@
-import { EVIDENCE_PAGE, type LedgerView } from '@vouch/contracts';
+import { EVIDENCE_PAGE, RESULT_PAGE_BYTES, ResultTooLargeError, countWithinBytes, jsonBytes, type LedgerView } from '@vouch/contracts';
 import type { CriticPacket, LedgerSnapshot } from '@vouch/contracts';
 import type { LedgerEvent } from './ledger-events.js';
 import { canTransition } from './terminal-status.js';
@@ -116,13 +116,29 @@ export function toLedgerSnapshot(state: LedgerState): LedgerSnapshot {
 
 /**
  * The ledger as a read returns it: the snapshot with the page of evidence
- * after seq `after` (evidence is kept in seq order), and where the next page starts.
+ * after seq `after` (evidence is kept in seq order), and where the next page
+ * starts. The page holds at most `limit` items and stops before the one that
+ * would take the answer past `maxBytes` of JSON (it always holds the first,
+ * whose size the budget leaves room for), so it fits under the cap on one
+ * job result whatever the items hold. When the rest of the ledger alone
+ * passes `maxBytes`, no page fits: the read is refused (413) naming the limit.
  */
-export function toLedgerView(state: LedgerState, page: { after: number; limit: number } = { after: 0, limit: EVIDENCE_PAGE.default }): LedgerView {
+export function toLedgerView(state: LedgerState, page: { after: number; limit: number } = { after: 0, limit: EVIDENCE_PAGE.default }, maxBytes: number = RESULT_PAGE_BYTES): LedgerView {
   const snapshot = toLedgerSnapshot(state);
   const start = state.evidence.findIndex((e) => e.seq > page.after);
-  const evidence = start < 0 ? [] : state.evidence.slice(start, start + page.limit);
+  const candidates = start < 0 ? [] : state.evidence.slice(start, start + page.limit);
+  const evidencePage = { total: state.evidence.length, after: page.after, limit: page.limit, nextAfter: null, truncated: false };
+  const bareBytes = jsonBytes({ ...snapshot, evidence: [], evidencePage });
+  if (bareBytes > maxBytes) {
+    throw new ResultTooLargeError(
+      `run "${state.runId}": its claims, critiques and open items alone take ${bareBytes} bytes as JSON, past the ${maxBytes}-byte limit on one answer, so no page of its evidence fits: read the ledger with ledger.render`,
+      { runId: state.runId, bytes: bareBytes, maxBytes },
+    );
+  }
+  // nextAfter and truncated may take a few bytes more than the null and false measured; the budget's margin holds them.
+  const count = countWithinBytes(candidates, maxBytes - bareBytes, 1);
+  const evidence = candidates.slice(0, count);
   const last = evidence.at(-1);
-  const more = start >= 0 && start + page.limit < state.evidence.length;
-  return { ...snapshot, evidence, evidencePage: { total: state.evidence.length, after: page.after, limit: page.limit, nextAfter: more && last ? last.seq : null } };
+  const more = start >= 0 && start + count < state.evidence.length;
+  return { ...snapshot, evidence, evidencePage: { ...evidencePage, nextAfter: more && last ? last.seq : null, truncated: count < candidates.length } };
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CallerAgentIdSchema } from '../actor.js';
 import { text } from '../text.js';
 import { defineOperation } from '../operation.js';
+import { RESULT_PAGE_BYTES } from '../result-budget.js';
 import { QUEUES } from '../queues.js';
 import { IsoTimeSchema } from './common.js';
 import {
@@ -219,7 +220,8 @@ export const boardClaimCard = defineOperation({
   description:
     `Long-polls (up to waitSeconds, at most ${BOARD_LIMITS.maxClaimWaitSeconds}) for the next card dispatched to the agent of your API key and claims it: a worker claims only its own work, with its own key. ` +
     'The answer holds a claimToken: send board.heartbeat with it well within leaseSeconds, and board.submitCard with it when done. ' +
-    'claimed: false means nothing was dispatched to you in time: call again.',
+    'claimed: false means nothing was dispatched to you in time: call again. ' +
+    'The wait happens in the gateway, which holds a bounded number of waiting claims per tenant: past it a claim with waitSeconds above 0 is refused 429 (send waitSeconds: 0, or retry after Retry-After).',
   owner,
   mode: 'rpc',
   http: { method: 'POST', path: '/v1/board-claims' },
@@ -241,7 +243,7 @@ export const boardClaimCard = defineOperation({
     leaseExpiresAt: IsoTimeSchema.optional(),
   }),
   agentFacing: true,
-  errors: ACTOR_ERRORS,
+  errors: { ...ACTOR_ERRORS, 429: 'Too many of the tenant\'s claims are waiting on this gateway already (BOARD_CLAIM_WAITS_PER_TENANT): send waitSeconds: 0 to look without waiting, or retry after `Retry-After` seconds.' },
   example: { waitSeconds: 2 },
   // Above the longest long-poll, so the gateway never answers 504 to a wait that is still within its bound.
   timeoutMs: (BOARD_LIMITS.maxClaimWaitSeconds + 10) * 1000,
@@ -328,11 +330,32 @@ export const boardReviewCard = defineOperation({
   timeoutMs: 60_000,
 });
 
+/**
+ * A card as board.show returns it: its evidence may come in parts when the
+ * card is too large for one answer. `evidence` is the part from item
+ * `evidenceOffset` on; the card holds `evidenceTotal` in all.
+ */
+export const ShownCardSchema = CardSchema.extend({
+  /** The index, in the card's evidence, of the first item shown (0 unless the page continues the card). */
+  evidenceOffset: z.number().int().nonnegative(),
+  /** Evidence items the card holds; more than shown when the card comes in parts. */
+  evidenceTotal: z.number().int().nonnegative(),
+});
+export type ShownCard = z.infer<typeof ShownCardSchema>;
+
+/** Where board.show's next page starts: pass both as offset and evidenceOffset. */
+export const ShowCursorSchema = z.object({
+  offset: z.number().int().nonnegative(),
+  evidenceOffset: z.number().int().nonnegative(),
+});
+
 export const boardShow = defineOperation({
   name: 'board.show',
   summary: 'Show a board: compact text for a model, plus its cards as JSON',
   description:
-    `Returns a compact text of the board (at most ${BOARD_LIMITS.showChars} characters, most urgent cards first) fit for a model's context, and the cards as JSON, most urgent first, a page at a time (offset, limit).`,
+    `Returns a compact text of the board (at most ${BOARD_LIMITS.showChars} characters, most urgent cards first) fit for a model's context, and the cards as JSON, most urgent first, a page at a time (offset, limit). ` +
+    `A page also stops before ${RESULT_PAGE_BYTES} bytes of JSON (truncated: true): a card that does not fit starts the next page, and a card too large for any page comes in parts, its evidence from evidenceOffset on. ` +
+    'Pass next.offset and next.evidenceOffset as offset and evidenceOffset for the next page, until next is null.',
   owner,
   mode: 'rpc',
   http: { method: 'GET', path: '/v1/boards/:boardId' },
@@ -342,14 +365,25 @@ export const boardShow = defineOperation({
       ...BoardInput,
       offset: z.coerce.number().int().min(0).max(BOARD_LIMITS.cardsPerBoard).default(0),
       limit: z.coerce.number().int().min(0).max(200).default(50),
+      evidenceOffset: z.coerce
+        .number()
+        .int('evidenceOffset is an evidence index: pass next.evidenceOffset from the previous page')
+        .min(0)
+        .max(BOARD_LIMITS.evidencePerCard)
+        .default(0)
+        .describe('Evidence items of the first card of the page (the card at offset) to skip: pass next.evidenceOffset to continue a card that came in parts.'),
     })
     .strict(),
   output: z.object({
     board: BoardSummarySchema,
     text: text(),
-    cards: z.array(CardSchema),
+    cards: z.array(ShownCardSchema),
     totalCards: z.number().int(),
     decisions: z.array(BoardDecisionSchema),
+    /** Where the next page starts; null when no card follows this page. */
+    next: ShowCursorSchema.nullable(),
+    /** True when the page stopped before `limit` cards, or inside a card's evidence, to keep the answer under RESULT_PAGE_BYTES. */
+    truncated: z.boolean(),
   }),
   agentFacing: true,
   example: { boardId: 'run-2026-12-01-a' },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { text } from '../text.js';
 import { defineOperation } from '../operation.js';
+import { RESULT_PAGE_BYTES } from '../result-budget.js';
 import { QUEUES } from '../queues.js';
 import { IsoTimeSchema } from './common.js';
 import { BoardIdSchema } from './board-schemas.js';
@@ -286,6 +287,8 @@ export type LedgerSnapshot = z.infer<typeof LedgerSnapshotSchema>;
 /**
  * Evidence comes back a page at a time: a ledger holds up to 10,000 items and
  * a read that returned them all (8 MB) sat in Redis on its way to the caller.
+ * A page is bounded by bytes as well (RESULT_PAGE_BYTES): 500 items at the
+ * contract's limits are 2.6 MB, past the cap on one job result.
  */
 export const EVIDENCE_PAGE = { default: 100, max: 500 } as const;
 
@@ -298,6 +301,11 @@ export const EvidencePageSchema = z.object({
   limit: z.number().int().positive(),
   /** Pass as evidenceAfter for the next page; null on the last page. */
   nextAfter: z.number().int().positive().nullable(),
+  /**
+   * True when the page holds fewer than `limit` items although more follow:
+   * the next would have taken the answer past RESULT_PAGE_BYTES. Read on from nextAfter.
+   */
+  truncated: z.boolean(),
 });
 
 /** A ledger as reads return it: the snapshot with one page of its evidence. */
@@ -433,7 +441,10 @@ export const ledgerOpen = defineOperation({
   agentFacing: true,
   example: { runId: 'run-2026-12-01-a', goal: 'Set the router baud rate to 115200 and confirm it', policy: 'full' },
   idempotent: true,
-  errors: { 409: 'The run already has a ledger with a different goal, policy or cycle budget: open the new task under a new run id.' },
+  errors: {
+    409: 'The run already has a ledger with a different goal, policy or cycle budget: open the new task under a new run id.',
+    413: `The run's ledger is open already and its claims, critiques and open items alone pass the ${RESULT_PAGE_BYTES}-byte limit on one answer: read it with ledger.render.`,
+  },
 });
 
 export const ledgerRecordEvidence = defineOperation({
@@ -512,7 +523,8 @@ export const ledgerGet = defineOperation({
   summary: 'Read a run ledger',
   description:
     'Returns the ledger of a run: goal, status, the claims of the latest completion attempt with their evidence, critiques, unresolved items, ' +
-    `and one page of the recorded evidence (${EVIDENCE_PAGE.default} items by default, in recording order): pass evidencePage.nextAfter as evidenceAfter for the next page.`,
+    `and one page of the recorded evidence (${EVIDENCE_PAGE.default} items by default, in recording order, and never more than fit in ${RESULT_PAGE_BYTES} bytes of JSON: ` +
+    'evidencePage.truncated says a page stopped short for its size): pass evidencePage.nextAfter as evidenceAfter for the next page until it is null.',
   owner: { queue: QUEUES.ledgerCritic },
   mode: 'rpc',
   http: { method: 'GET', path: '/v1/ledgers/:runId' },
@@ -532,6 +544,7 @@ export const ledgerGet = defineOperation({
   output: LedgerViewSchema,
   agentFacing: true,
   example: { runId: 'run-2026-12-01-a', evidenceLimit: 50 },
+  errors: { 413: `The ledger's claims, critiques and open items alone pass the ${RESULT_PAGE_BYTES}-byte limit on one answer, so no page of its evidence fits: read it with ledger.render.` },
   resource: { uriTemplate: 'vouch://ledgers/{runId}', name: 'ledger', mimeType: 'application/json' },
 });
 
