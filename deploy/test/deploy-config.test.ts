@@ -51,6 +51,8 @@ const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed', 'pr
 const DOCUMENTED: Record<string, Record<string, string[] | null>> = {
   vouch_jobs_processed_total: { queue: null, outcome: ['completed', 'failed'] },
   vouch_job_duration_seconds: { queue: null },
+  vouch_job_wait_seconds: { queue: null },
+  vouch_jobs_deferred_total: { queue: null },
   vouch_queue_jobs: { queue: null, state: QUEUE_STATES },
   vouch_http_requests_total: { method: null, route: null, status: null },
   vouch_http_request_duration_seconds: { method: null, route: null },
@@ -89,7 +91,7 @@ const DOCUMENTED: Record<string, Record<string, string[] | null>> = {
   vouch_board_lease_ttl_seconds: {},
   vouch_board_leaderless_seconds: {},
 };
-const HISTOGRAMS = new Set(['vouch_job_duration_seconds', 'vouch_http_request_duration_seconds', 'vouch_ledger_critique_duration_seconds', 'vouch_extractor_materialized_chars', 'vouch_extractor_prompt_chars', 'vouch_extractor_evidence_chars', 'vouch_vision_stage_duration_seconds', 'vouch_vision_ocr_confidence', 'vouch_board_dispatch_latency_seconds']);
+const HISTOGRAMS = new Set(['vouch_job_duration_seconds', 'vouch_job_wait_seconds', 'vouch_http_request_duration_seconds', 'vouch_ledger_critique_duration_seconds', 'vouch_extractor_materialized_chars', 'vouch_extractor_prompt_chars', 'vouch_extractor_evidence_chars', 'vouch_vision_stage_duration_seconds', 'vouch_vision_ocr_confidence', 'vouch_board_dispatch_latency_seconds']);
 /** Labels Prometheus attaches to every scraped series (scrape config and relabelling). */
 const TARGET_LABELS = ['job', 'instance', 'service', 'namespace', 'pod'];
 

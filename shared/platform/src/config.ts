@@ -27,6 +27,12 @@ export const commonEnvSchema = z.object({
   PG_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   /** Server-side statement_timeout of the service pools, in ms; 0 turns it off. Migrations are not bounded by it. */
   PG_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  /**
+   * The most of a service worker's slots one tenant's jobs may hold at once;
+   * unset: half of WORKER_CONCURRENCY (at least one slot per tenant on the
+   * queue). WORKER_CONCURRENCY or more turns the limit off.
+   */
+  TENANT_CONCURRENCY: z.coerce.number().int().min(1, 'must be at least 1').max(256, 'must be at most 256').optional(),
 });
 export type CommonEnv = z.infer<typeof commonEnvSchema>;
 

@@ -15,6 +15,10 @@ export interface PlatformMetrics {
   registry: Registry;
   jobsProcessed: Counter<'queue' | 'outcome'>;
   jobDuration: Histogram<'queue'>;
+  /** Jobs moved aside because their tenant held its limit of slots on the queue (tenant-slots.ts). */
+  jobsDeferred: Counter<'queue'>;
+  /** Time from a job's add to the start of its first attempt, deferrals included. */
+  jobWait: Histogram<'queue'>;
   /** Reports these queues' depth by state, read from Redis at scrape time. */
   watchQueues(queues: CountableQueue[]): void;
 }
@@ -40,6 +44,20 @@ export function createMetrics(opts: { service: string; collectDefaults?: boolean
     help: 'Time a job attempt spent in its processor.',
     labelNames: ['queue'] as const,
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
+  // No tenant label: tenants are unbounded, and a series per tenant would be too.
+  const jobsDeferred = new Counter({
+    name: 'vouch_jobs_deferred_total',
+    help: 'Jobs moved aside (delayed) because their tenant held its limit of slots on the queue.',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+  });
+  const jobWait = new Histogram({
+    name: 'vouch_job_wait_seconds',
+    help: "Time from a job's add to the start of its first attempt, deferrals included.",
+    labelNames: ['queue'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
     registers: [registry],
   });
 
@@ -69,6 +87,8 @@ export function createMetrics(opts: { service: string; collectDefaults?: boolean
     registry,
     jobsProcessed,
     jobDuration,
+    jobsDeferred,
+    jobWait,
     watchQueues(queues) {
       for (const q of queues) if (!watched.includes(q)) watched.push(q);
     },

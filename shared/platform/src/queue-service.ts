@@ -118,6 +118,7 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
       connection: consumerRedisOptions(env.REDIS_URL, `${spec.service}:worker`),
       prefix: env.BULLMQ_PREFIX,
       concurrency: env.WORKER_CONCURRENCY,
+      ...(env.TENANT_CONCURRENCY ? { tenantConcurrency: env.TENANT_CONCURRENCY } : {}),
       logger,
       metrics,
       ...(spec.lockDuration ? { lockDuration: spec.lockDuration } : {}),

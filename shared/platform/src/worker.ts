@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { DelayedError, Job, UnrecoverableError, Worker, type ConnectionOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import {
   ActorSchema,
@@ -19,6 +19,7 @@ import { assertHandlersComplete, type OperationHandler } from './handlers.js';
 import type { Logger } from './logger.js';
 import type { PlatformMetrics } from './metrics.js';
 import { startPresence } from './worker-presence.js';
+import { createTenantSlots, defaultTenantShare, deferDelayMs } from './tenant-slots.js';
 
 export interface ServiceWorkerOptions {
   service: string;
@@ -43,6 +44,15 @@ export interface ServiceWorkerOptions {
   /** How often this worker looks for jobs whose lock expired. */
   stalledInterval?: number;
   maxStalledCount?: number;
+  /**
+   * The most of this worker's slots one tenant's jobs may hold at once
+   * (TENANT_CONCURRENCY); half the concurrency by default, and at least one
+   * slot per tenant on the queue. Counted across the queue's workers: each
+   * live worker adds its share to a tenant's limit (tenant-slots.ts).
+   */
+  tenantConcurrency?: number;
+  /** How long a tenant slot outlives a worker that died holding it: lockDuration (or BullMQ's 30 s) by default. */
+  tenantLeaseMs?: number;
 }
 
 /** A running worker and its ordered stop. */
@@ -135,7 +145,46 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
   const { metrics, logger } = opts;
   const maxResultBytes = opts.maxResultBytes ?? RESULT_MAX_BYTES;
 
-  const processor = async (job: Job<JobEnvelope>): Promise<unknown> => {
+  // Heartbeats tell the gateway a worker consumes this queue (worker-presence.ts);
+  // the same connection holds this worker's tenant slots (tenant-slots.ts).
+  const redis = new Redis({ ...(opts.connection as RedisOptions), maxRetriesPerRequest: null, lazyConnect: false });
+  redis.on('error', () => {}); // reconnects by itself; a missed beat only ages the heartbeat, a slot command waits
+  const presence = startPresence(redis, opts.prefix, opts.queue);
+
+  /**
+   * Takes a slot of the job's tenant, or moves the job aside: into the
+   * delayed set, parked, without spending an attempt (BullMQ's moveToDelayed
+   * with DelayedError), so the worker goes on to the next job in the list.
+   * A failed take (the worker closing) runs the job: it was taken already.
+   */
+  const takeTenantSlot = async (job: Job<JobEnvelope>, tenant: string, token: string | undefined, jobLogger: Logger): Promise<boolean> => {
+    let taken: boolean;
+    try {
+      taken = await slots.take(tenant, String(job.id), job.timestamp);
+    } catch (err) {
+      jobLogger.warn({ err }, 'could not take a tenant slot; running the job without one');
+      return false;
+    }
+    if (taken) return true;
+    // Each start of the job counts in attemptsStarted; those that ended in an attempt, a stall or this deferral did not run it.
+    const deferrals = Math.max(0, job.attemptsStarted - job.attemptsMade - job.stalledCounter - 1);
+    await job.moveToDelayed(Date.now() + deferDelayMs(deferrals, Math.random()), token);
+    metrics.jobsDeferred.inc({ queue: opts.queue });
+    throw new DelayedError();
+  };
+
+  /** Frees the job's slot, then wakes its tenant's oldest parked job (a wake-up only: a parked job also comes back on its own). */
+  const releaseTenantSlot = async (tenant: string, jobId: string, jobLogger: Logger): Promise<void> => {
+    try {
+      const next = await slots.release(tenant, jobId);
+      if (next) void Job.fromId(worker, next).then((parked) => parked?.promote()).catch(() => undefined); // gone or already back: nothing to wake
+    } catch (err) {
+      // The lease runs out by itself.
+      jobLogger.warn({ err }, 'could not free a tenant slot; it frees itself when its lease runs out');
+    }
+  };
+
+  const processor = async (job: Job<JobEnvelope>, token?: string): Promise<unknown> => {
     if (job.name === SYSTEM_JOBS.ping) {
       const ping: PingResult = {
         service: opts.service,
@@ -164,38 +213,50 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
     const parsed = op.input.safeParse(envelope.input);
     if (!parsed.success) throw new UnrecoverableError(encodeJobError(badInput(op, parsed.error.issues)));
     const jobLogger = logger.child({ op: op.name, jobId: job.id, tenant: envelope.tenant, ...(actor?.data ? { agent: actor.data.agent } : {}), requestId: envelope.requestId, attempt: job.attemptsMade + 1 });
-    let output: unknown;
+    const slot = await takeTenantSlot(job, envelope.tenant, token, jobLogger);
     try {
-      output = await handler.handle(parsed.data, { tenant: envelope.tenant, actor: actor?.data, requestId: envelope.requestId, job, logger: jobLogger });
-    } catch (err) {
-      const failure = toJobFailure(err, { service: opts.service, op, jobId: job.id, requestId: envelope.requestId });
-      // The full error stays here, under the job and request id the caller's answer names.
-      const level = failure.kind === 'permanent' || failure.kind === 'unknown' ? 'error' : 'warn';
-      jobLogger[level]({ err, failure: failure.kind, retry: failure.retry }, 'handler failed');
-      throw failure.error;
+      if (job.attemptsMade === 0) metrics.jobWait.observe({ queue: opts.queue }, Math.max(0, Date.now() - job.timestamp) / 1000);
+      let output: unknown;
+      try {
+        output = await handler.handle(parsed.data, { tenant: envelope.tenant, actor: actor?.data, requestId: envelope.requestId, job, logger: jobLogger });
+      } catch (err) {
+        const failure = toJobFailure(err, { service: opts.service, op, jobId: job.id, requestId: envelope.requestId });
+        // The full error stays here, under the job and request id the caller's answer names.
+        const level = failure.kind === 'permanent' || failure.kind === 'unknown' ? 'error' : 'warn';
+        jobLogger[level]({ err, failure: failure.kind, retry: failure.retry }, 'handler failed');
+        throw failure.error;
+      }
+      const checked = op.output.safeParse(output);
+      if (!checked.success) {
+        // A handler that breaks its own contract is a bug; retrying will not fix it.
+        const issues = describeFieldIssues(fieldIssuesFromZod(checked.error.issues, 'output'));
+        jobLogger.error({ issues }, `${op.name}: handler returned output that breaks the contract`);
+        throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message: internalErrorMessage(opts.service, { requestId: envelope.requestId, jobId: job.id }) }));
+      }
+      const bytes = Buffer.byteLength(JSON.stringify(checked.data) ?? '');
+      if (bytes > maxResultBytes) {
+        const message = `${op.name}: its result is ${bytes} bytes, above the ${maxResultBytes}-byte cap on job results: ask for a smaller page`;
+        jobLogger.error(message);
+        throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message }));
+      }
+      return checked.data;
+    } finally {
+      // Freed before BullMQ moves the job on and fetches the next one, which may be this tenant's.
+      if (slot) await releaseTenantSlot(envelope.tenant, String(job.id), jobLogger);
     }
-    const checked = op.output.safeParse(output);
-    if (!checked.success) {
-      // A handler that breaks its own contract is a bug; retrying will not fix it.
-      const issues = describeFieldIssues(fieldIssuesFromZod(checked.error.issues, 'output'));
-      jobLogger.error({ issues }, `${op.name}: handler returned output that breaks the contract`);
-      throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message: internalErrorMessage(opts.service, { requestId: envelope.requestId, jobId: job.id }) }));
-    }
-    const bytes = Buffer.byteLength(JSON.stringify(checked.data) ?? '');
-    if (bytes > maxResultBytes) {
-      const message = `${op.name}: its result is ${bytes} bytes, above the ${maxResultBytes}-byte cap on job results: ask for a smaller page`;
-      jobLogger.error(message);
-      throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message }));
-    }
-    return checked.data;
   };
 
-  const timed = async (job: Job<JobEnvelope>): Promise<unknown> => {
+  const timed = async (job: Job<JobEnvelope>, token?: string): Promise<unknown> => {
     const stop = metrics.jobDuration.startTimer({ queue: opts.queue });
+    let deferred = false;
     try {
-      return await processor(job);
+      return await processor(job, token);
+    } catch (err) {
+      deferred = err instanceof DelayedError;
+      throw err;
     } finally {
-      stop();
+      // A job moved aside did not run: it is no attempt's duration.
+      if (!deferred) stop();
     }
   };
 
@@ -212,18 +273,22 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
   worker.on('failed', () => metrics.jobsProcessed.inc({ queue: opts.queue, outcome: 'failed' }));
   // Without a listener an 'error' (Redis gone) would be an unhandled event and kill the process.
   worker.on('error', (err) => logger.error({ err }, 'worker error'));
-
-  // Heartbeats tell the gateway a worker consumes this queue (worker-presence.ts).
-  const presenceRedis = new Redis({ ...(opts.connection as RedisOptions), maxRetriesPerRequest: null, lazyConnect: false });
-  presenceRedis.on('error', () => {}); // reconnects by itself; a missed beat only ages the heartbeat
-  const presence = startPresence(presenceRedis, opts.prefix, opts.queue);
+  // Made once the Worker exists (the processor reads it only when a job runs): jobs park in its delayed set and are promoted through it.
+  const slots = createTenantSlots({
+    redis,
+    prefix: opts.prefix,
+    queue: opts.queue,
+    share: Math.min(opts.concurrency, opts.tenantConcurrency ?? defaultTenantShare(opts.concurrency)),
+    // BullMQ's default lockDuration: a job whose worker died is run again after it; its slot frees about then too.
+    leaseMs: opts.tenantLeaseMs ?? opts.lockDuration ?? 30_000,
+    delayedKey: worker.toKey('delayed'),
+  });
 
   return {
     worker,
     async close(graceMs) {
       // First stop being counted as a consumer, so no new ping is sent here while we stop.
       await presence.stop();
-      presenceRedis.disconnect();
       let timer: NodeJS.Timeout | undefined;
       const graceful = worker.close().then(() => 'closed' as const);
       const deadline = new Promise<'deadline'>((resolve) => {
@@ -231,11 +296,18 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
       });
       const outcome = await Promise.race([graceful, deadline]);
       clearTimeout(timer);
+      // Running jobs have freed their slots (graceful), or leave them to their leases (forced).
+      const stopSlots = () => {
+        slots.stop();
+        redis.disconnect();
+      };
       if (outcome === 'deadline') {
         logger.warn({ graceMs }, 'running jobs did not finish within the grace period; forcing close (their locks expire and another worker re-runs them)');
         await worker.close(true);
+        stopSlots();
         return { forced: true };
       }
+      stopSlots();
       return { forced: false };
     },
   };
