@@ -34,6 +34,8 @@ export interface RunningBoardDispatcher extends RunningQueueService {
   boardMetrics: BoardMetrics;
   commands: BoardCommands;
   dispatcher: Dispatcher;
+  /** The assignees' work queues (tests read how many this process holds). */
+  queues: WorkQueues;
 }
 
 /**
@@ -47,7 +49,7 @@ export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: B
   const redis = createConsumerRedis(env.REDIS_URL, `${BOARD_DISPATCHER_SERVICE}:work`);
   // It reconnects by itself; relay and reconcile report the outage where it matters (and retry).
   redis.on('error', () => {});
-  const queues = new WorkQueues({ connection: redis, prefix: env.BULLMQ_PREFIX });
+  const queues = new WorkQueues({ connection: redis, prefix: env.BULLMQ_PREFIX, idleMs: env.BOARD_WORK_QUEUE_IDLE_MS });
   // Built once the queue service (and its pool) is up; stopped by the service's ordered stop.
   const late: { dispatcher?: Dispatcher } = {};
   const { dispatcherHooks, now, ...platformOverrides } = overrides;
@@ -124,5 +126,5 @@ export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: B
   });
   late.dispatcher = dispatcher;
   dispatcher.start();
-  return Object.assign(running, { boardMetrics: built.boardMetrics, commands: built.commands, dispatcher });
+  return Object.assign(running, { boardMetrics: built.boardMetrics, commands: built.commands, dispatcher, queues });
 }

@@ -34,6 +34,8 @@ export const boardDispatcherEnvSchema = commonEnvSchema.extend({
   BOARD_STRANDED_AFTER_MS: ms('milliseconds', 0, 86_400_000, 120_000),
   /** An unknown-card diagnostic that has not recurred for this long resolves. */
   BOARD_DIAGNOSTIC_QUIET_MS: ms('milliseconds', 1_000, 604_800_000, 3_600_000),
+  /** An assignee's work queue unused this long is released: its Queue object closed and, once it holds no job, its Redis keys obliterated. */
+  BOARD_WORK_QUEUE_IDLE_MS: ms('milliseconds', 100, 86_400_000, 600_000),
   /** The Ollama for the built-in verifier's second opinion; unset: the rule check decides alone. */
   OLLAMA_HOST: z
     .string()

@@ -84,6 +84,8 @@ export class Dispatcher {
   private relaying: Promise<void> | undefined;
   private sweeping: Promise<void> | undefined;
   private relayAgain = false;
+  /** Set by each sweep: the relay's loop then releases idle work queues (WorkQueues.release), never beside a relay pass. */
+  private releaseDue = false;
   private nextSweep = 0;
   /** Snapshots being written, at most one per board. */
   private readonly snapshotting = new Map<string, Promise<void>>();
@@ -178,6 +180,7 @@ export class Dispatcher {
       this.opts.hooks?.onLeader?.(term);
       return;
     }
+    if (!this.relaying) await this.releaseQueues(false);
     const lease = await readLease(this.opts.pool);
     const left = lease.expiresAt.getTime() - lease.now.getTime();
     // Wake just after it expires; never sleep past a TTL (a holder may have given it back early).
@@ -324,10 +327,17 @@ export class Dispatcher {
     this.relaying = (async () => {
       try {
         do {
-          this.relayAgain = false;
-          while ((await this.opts.queues.relay(this.opts.pool)) > 0) {
-            // keep going until the outbox is settled
+          do {
+            this.relayAgain = false;
+            while ((await this.opts.queues.relay(this.opts.pool)) > 0) {
+              // keep going until the outbox is settled
+            }
+          } while (this.relayAgain && !this.stopped);
+          if (this.releaseDue && !this.stopped) {
+            this.releaseDue = false;
+            await this.releaseQueues(true);
           }
+          // A kick that came during the release relays now, not at the next sweep.
         } while (this.relayAgain && !this.stopped);
       } catch (err) {
         // Redis down: the rows stay pending and the next sweep relays them.
@@ -338,12 +348,27 @@ export class Dispatcher {
     })();
   }
 
+  /**
+   * Releases the work queues idle past their TTL: the leader, in its relay's
+   * loop, obliterates the empty ones too; a follower (which relays nothing)
+   * only drops its Queue objects.
+   */
+  private async releaseQueues(obliterate: boolean): Promise<void> {
+    try {
+      const obliterated = await this.opts.queues.release({ obliterate });
+      if (obliterated > 0) this.opts.logger.debug({ obliterated }, 'obliterated idle, empty work queues');
+    } catch (err) {
+      this.opts.logger.warn({ err }, 'releasing idle work queues failed; the next sweep retries');
+    }
+  }
+
   /** Claims, the outbox, lost jobs and diagnostics. */
   private async sweep(): Promise<void> {
     for (const claim of await expiredClaims(this.opts.pool)) {
       if (!this.term || this.stopped) return;
       await this.expire(claim);
     }
+    this.releaseDue = true;
     this.relay();
     try {
       const lost = await this.opts.queues.reconcile(this.opts.pool);

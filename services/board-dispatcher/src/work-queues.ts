@@ -29,6 +29,15 @@ import { lockRelayWork, markDispatches, queuedDispatches, requeueDispatch, type 
  * Once a pass has committed, it announces each assignee it queued work for
  * on Redis (boardClaimableChannel): the claims of that assignee waiting in a
  * gateway try again at once.
+ *
+ * Assignee names are unbounded, so per-assignee state is released once idle
+ * (`release`): a Queue object unused for `idleMs` is closed and dropped, and
+ * if its queue holds no job at all it is obliterated first, so its Redis keys
+ * (meta, events stream, id counter, …) go too. The next job for that assignee
+ * creates the queue again. Nothing is lost: a queue is only obliterated with
+ * every count at zero, checked just before and with the relay (the only
+ * writer) not running, and a job lost anyway (another replica's relay racing
+ * it) is found by the reconcile sweep and added again.
  */
 
 /** The work queue of an assignee within a tenant. */
@@ -36,20 +45,70 @@ export function workQueueName(tenant: string, assignee: string): string {
   return `board-work.${tenant}.${assignee}`;
 }
 
-export class WorkQueues {
-  private readonly queues = new Map<string, Queue>();
+/** A job in any of these states keeps its queue from being obliterated (the relay removes jobs on claim, so completed and failed stay empty). */
+const LIVE_STATES = ['wait', 'prioritized', 'waiting-children', 'active', 'delayed'] as const;
 
-  constructor(private readonly opts: { connection: Redis; prefix: string }) {}
+/** Idle queues whose Redis counts are checked per release pass: a pass runs in the relay's loop and must not hold it up for long. */
+const RELEASE_CHECKS_PER_PASS = 200;
+
+export class WorkQueues {
+  private readonly queues = new Map<string, { queue: Queue; usedAt: number }>();
+  private readonly idleMs: number;
+
+  constructor(private readonly opts: { connection: Redis; prefix: string; idleMs?: number }) {
+    this.idleMs = opts.idleMs ?? 600_000;
+  }
+
+  /** How many assignees' Queue objects this process holds. */
+  get size(): number {
+    return this.queues.size;
+  }
 
   queue(tenant: string, assignee: string): Queue {
     const name = workQueueName(tenant, assignee);
-    let queue = this.queues.get(name);
-    if (!queue) {
-      queue = new Queue(name, { connection: this.opts.connection, prefix: this.opts.prefix, streams: QUEUE_STREAMS });
+    let entry = this.queues.get(name);
+    if (!entry) {
+      const queue = new Queue(name, { connection: this.opts.connection, prefix: this.opts.prefix, streams: QUEUE_STREAMS });
       queue.on('error', () => {}); // the failed call reports the outage; the connection reconnects by itself
-      this.queues.set(name, queue);
+      entry = { queue, usedAt: 0 };
+      this.queues.set(name, entry);
     }
-    return queue;
+    entry.usedAt = performance.now();
+    return entry.queue;
+  }
+
+  /**
+   * Closes and drops the Queue objects unused for `idleMs`; with
+   * `obliterate`, an idle queue with no job left is first obliterated, so
+   * its Redis keys go too. Returns how many queues were obliterated. Call it
+   * only while no relay pass runs: the relay is the only writer to these
+   * queues, so the zero counts read here still hold when obliterate runs.
+   */
+  async release({ obliterate }: { obliterate: boolean }): Promise<number> {
+    const idleSince = performance.now() - this.idleMs;
+    let checked = 0;
+    let obliterated = 0;
+    for (const [name, { queue, usedAt }] of [...this.queues.entries()]) {
+      if (usedAt > idleSince) continue;
+      if (obliterate) {
+        if (checked++ >= RELEASE_CHECKS_PER_PASS) break;
+        const counts = await queue.getJobCounts(...LIVE_STATES);
+        if (Object.values(counts).every((n) => n === 0)) {
+          // Never forced: BullMQ refuses while a job is active, and the queue stays as it was.
+          const gone = await queue.obliterate().then(
+            () => true,
+            async () => {
+              await queue.resume(); // obliterate pauses first
+              return false;
+            },
+          );
+          if (gone) obliterated += 1;
+        }
+      }
+      this.queues.delete(name);
+      await queue.close().catch(() => {});
+    }
+    return obliterated;
   }
 
   async add(row: DispatchRow): Promise<void> {
@@ -121,7 +180,8 @@ export class WorkQueues {
     const rows = await queuedDispatches(pool, limit);
     if (rows.length === 0) return 0;
     const pipeline = this.opts.connection.pipeline();
-    for (const row of rows) pipeline.exists(this.queue(row.tenant, row.assignee).toKey(row.jobId));
+    // The job's key as BullMQ spells it, without making a Queue object (which would keep its assignee in memory and write its meta).
+    for (const row of rows) pipeline.exists(`${this.opts.prefix}:${workQueueName(row.tenant, row.assignee)}:${row.jobId}`);
     const answers = (await pipeline.exec()) ?? [];
     let lost = 0;
     for (const [k, row] of rows.entries()) {
@@ -135,7 +195,7 @@ export class WorkQueues {
   }
 
   async close(): Promise<void> {
-    for (const queue of this.queues.values()) await queue.close().catch(() => {});
+    for (const { queue } of this.queues.values()) await queue.close().catch(() => {});
     this.queues.clear();
   }
 }
