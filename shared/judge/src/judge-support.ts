@@ -257,6 +257,7 @@ function showsAction(claim: ClaimReading, obs: ObservationView, matchedValues: n
   if (rivalState(action.word.lemma, obs.read.words)) return undefined;
   if (at !== -1) {
     const w = obs.read.words[at] as Word;
+    if (requestAnsweredOtherwise(action.word.lemma, at, obs.read)) return undefined;
     if (w.pos === 'VERB' || w.pos === 'ADJ') return { at };
     // "refund re_3Kx9 created", "registration complete: permit issued": the act as a noun, and its completion, in one segment.
     const done = obs.read.words.some((o) => o.seg === w.seg && ((/^(VERB|ADJ)$/.test(o.pos) && isPastForm(o.text)) || DONE_WORDS.has(o.lemma)));
@@ -315,6 +316,20 @@ function rivalAct(action: string, owords: readonly Word[], matched: ReadonlySet<
     if (sameWord(action, o.lemma) || lexicallyRelated(action, o.lemma, 'verb') || COMPLETION_WORDS.has(o.lemma) || DONE_WORDS.has(o.text.toLowerCase())) return false;
     return FRAME_VERBS.has(o.lemma) || isPastForm(o.text);
   });
+}
+
+/**
+ * "enrol Tomas Berg in CHEM-202: waitlisted, section full": the act asked for (its plain form, first in the head,
+ * before the first colon) and, after it, another outcome (a past form that is neither the act nor a completion): the
+ * request is echoed, and its answer is not the act.
+ */
+function requestAnsweredOtherwise(action: string, at: number, read: ObservationView['read']): boolean {
+  const w = read.words[at] as Word;
+  if (at !== 0 || at >= read.headEnd || w.pos !== 'VERB' || isPastForm(w.text) || /ing$/.test(w.text)) return false;
+  const firstSeg = read.words[read.headEnd]?.seg;
+  const said = read.words.filter((o, i) => i > at && (i < read.headEnd || o.seg === firstSeg) && !o.value && o.lemma);
+  if (said.some((o) => sameWord(action, o.lemma) || lexicallyRelated(action, o.lemma, 'verb') || COMPLETION_WORDS.has(o.lemma) || DONE_WORDS.has(o.text.toLowerCase()))) return false;
+  return said.some((o) => /^(VERB|ADJ)$/.test(o.pos) && isPastForm(o.text));
 }
 
 /** Whether the observation states a record's state ("state: SCHEDULED", "status OPEN") and none of its states is the act's outcome. */
@@ -422,6 +437,18 @@ function ownSubject(owords: readonly Word[], seg: number, markers: readonly stri
   const markerWords = new Set(markers.flatMap((m) => m.replace(/^#(?:counted|zero) ?/, '').split(' ')));
   const subjects = owords.filter((w) => w.seg === seg && !w.value && !w.neg && w.lemma.length >= 3 && !markerWords.has(w.lemma) && (/^(NOUN|PROPN)$/.test(w.pos) || (w.pos === 'VERB' && /ing$/.test(w.text))));
   return subjects.length > 0 && !subjects.some((w) => aboutClaim(w.lemma));
+}
+
+/** Numbers written as one ordered pair ("3-1", "2:0"): a score or a ratio, whose order is part of what it says. */
+function orderedPairs(claim: ClaimReading): Array<[ClaimReading['values'][number], ClaimReading['values'][number]]> {
+  const pairs: Array<[ClaimReading['values'][number], ClaimReading['values'][number]]> = [];
+  for (let k = 0; k + 1 < claim.values.length; k++) {
+    const a = claim.values[k] as ClaimReading['values'][number];
+    const b = claim.values[k + 1] as ClaimReading['values'][number];
+    const plainInt = (v: Value): boolean => v.k === 'num' && v.plain === true && Number.isInteger(v.n);
+    if (b.index === a.index + 1 && plainInt(a.value) && plainInt(b.value) && /^[-–:]$/.test(claim.read.text.slice(a.word.end, b.word.start))) pairs.push([a, b]);
+  }
+  return pairs;
 }
 
 /**
@@ -612,6 +639,12 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
       const own = owords.find((w) => w.seg === owords[termObs]?.seg && w.value !== undefined && sameClass(v, w.value));
       if (own && !valuesMatch(v, own.value as Value)) missing.push(`${cwords[numIndex]?.text} for ${term.text} (${own.text})`);
     }
+  }
+  // "a 3-1 Hawks win" against "score: { home: 1, away: 3 }": two numbers written as one pair are stated in that order.
+  for (const [first, second] of orderedPairs(claim)) {
+    const at = (v: Value): number[] => owords.flatMap((w, i) => (w.value !== undefined && valuesMatch(v, w.value) ? [i] : []));
+    const seconds = at(second.value);
+    if (valueAt.has(first.index) && valueAt.has(second.index) && !at(first.value).some((i) => seconds.some((k) => k > i))) missing.push(`${first.word.text}${claim.read.text.slice(first.word.end, second.word.start)}${second.word.text} in that order`);
   }
   // "VN-205 has driven 2,340 km" against "VN-204 2,340 km, VN-205 1,980 km": a measurement next to another name is that name's.
   for (const [idIndex, idAt] of valueAt) {

@@ -256,6 +256,18 @@ function laterUndoing(index: EvidenceIndex, shown: number, found: readonly numbe
   return latest;
 }
 
+/**
+ * "2,481,907 orders on both sides": one value claimed of two things, which the evidence must state twice (in two
+ * observations, or twice in one). "both 2.1 and 2.2" states its own values, and an identifier names one thing.
+ */
+function claimedOfBoth(reading: ClaimReading): ClaimReading['values'][number] | undefined {
+  const words = reading.read.words;
+  const both = words.findIndex((w) => w.lemma === 'both');
+  if (both === -1 || words[both + 1]?.value !== undefined || reading.values.length !== 1) return undefined;
+  const only = reading.values[0] as ClaimReading['values'][number];
+  return only.value.k === 'id' ? undefined : only;
+}
+
 function judgeClaim(reading: ClaimReading, found: readonly number[], index: EvidenceIndex, features: FeaturesBySeq, needed: boolean): ClaimJudgement {
   const { evidence } = index;
   const views = new Map<number, ObservationView>();
@@ -317,6 +329,16 @@ function judgeClaim(reading: ClaimReading, found: readonly number[], index: Evid
   }
   if (shows) {
     const item = evidence[shows.i] as CompletionEvidence;
+    const twice = claimedOfBoth(reading);
+    if (twice && judged.filter(({ j }) => j.verdict === 'shows').reduce((n, { i }) => n + view(i).read.words.filter((w) => w.value !== undefined && valuesMatch(twice.value, w.value)).length, 0) < 2) {
+      return {
+        status: 'unverified',
+        statusReason: `it is claimed of both, but only ${item.id} states ${twice.word.text}`,
+        missingFeatures: [`${twice.word.text} a second time`],
+        evidenceSpans: [],
+        linked,
+      };
+    }
     const span = spanOf(item, view(shows.i), shows.j.matched);
     return { status: 'supported', statusReason: `shown by ${item.id}: "${span?.text ?? ''}"`, missingFeatures: [], evidenceSpans: span ? [span] : [], linked };
   }
