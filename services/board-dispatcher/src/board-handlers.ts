@@ -62,7 +62,7 @@ import {
 import { completionWithoutEvidenceFinding, unknownCardFinding } from './domain/diagnose-board.js';
 import { byUrgency, renderBoardText } from './domain/render-board.js';
 import { countByStatus, publicCard, type BoardState } from './domain/replay-board.js';
-import { showBoardPage } from './domain/show-board.js';
+import { cardWithinBytes, showBoardPage } from './domain/show-board.js';
 import { synthesizeBoard } from './domain/synthesize-board.js';
 import { quotesCouldHelp, ruleVerify, supportByQuotes } from './domain/verify-card.js';
 import type { LlmOpinion, LlmVerifier } from './llm-verifier.js';
@@ -229,7 +229,8 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
     }
   }
 
-  const cardOut = (state: BoardState, cardId: string) => publicCard(state.cards[cardId]!);
+  // Bounded by bytes: a card with a full load of evidence would pass the cap on one job result (show-board.ts).
+  const cardOut = (state: BoardState, cardId: string) => cardWithinBytes(publicCard(state.cards[cardId]!));
 
   return {
     load,

@@ -411,7 +411,7 @@ describe('show and synthesize', () => {
     b.update({ cardId: 'c-3', status: 'blocked', blockReason: 'awaiting_input' });
     const s = synthesizeBoard(b.board);
     expect(s.complete).toBe(false);
-    expect(s.verified).toEqual([{ cardId: 'c-1', title: 'List the routers and their firmware', evidenceIds: ['e-1'] }]);
+    expect(s.verified).toEqual([{ cardId: 'c-1', title: 'List the routers and their firmware', evidenceIds: ['e-1'], evidenceTotal: 1 }]);
     // Most urgent first: a blocked card needs a decision before one waiting in review.
     expect(s.unresolved).toEqual([
       { cardId: 'c-3', title: 'Email the owners', status: 'blocked', reason: 'blocked (awaiting_input)' },

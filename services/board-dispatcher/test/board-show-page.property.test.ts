@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ResultTooLargeError, jsonBytes } from '@vouch/contracts';
 import type { BoardEvidence } from '@vouch/contracts';
-import type { CardState } from '../src/domain/replay-board.js';
-import { showBoardPage, type ShowHead } from '../src/domain/show-board.js';
+import { publicCard, type CardState } from '../src/domain/replay-board.js';
+import { cardWithinBytes, showBoardPage, type ShowHead } from '../src/domain/show-board.js';
 
 // board.show's pages by bytes (show-board.ts): whatever the cards hold and whatever the budget,
 // paging with `next` from the start shows every card and every evidence item exactly once, in
@@ -119,5 +119,25 @@ describe('board.show pages by bytes', () => {
   it('refuses with a 413 naming the limit when the summary, text and decisions alone pass it', () => {
     expect(() => showBoardPage(head, [], { offset: 0, limit: 1, evidenceOffset: 0 }, bareBytes - 1)).toThrow(ResultTooLargeError);
     expect(() => showBoardPage(head, [], { offset: 0, limit: 1, evidenceOffset: 0 }, bareBytes - 1)).toThrow(`past the ${bareBytes - 1}-byte limit on one answer`);
+  });
+});
+
+describe('a write answers with its card within bytes', () => {
+  it('keeps the newest evidence that fits, whole when it all fits, never past the budget', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 3_000 }), { maxLength: 20 }), fc.integer({ min: 0, max: 30_000 }), (lengths, spare) => {
+        const card = publicCard(board([lengths])[0]!);
+        const maxBytes = jsonBytes({ ...card, evidence: [], evidenceOffset: lengths.length, evidenceTotal: lengths.length }) + spare;
+        const shown = cardWithinBytes(card, maxBytes);
+        expect(jsonBytes(shown)).toBeLessThanOrEqual(maxBytes);
+        expect(shown.evidenceTotal).toBe(card.evidence.length);
+        // The latest items, contiguous to the last one.
+        expect(shown.evidence).toEqual(card.evidence.slice(shown.evidenceOffset));
+        // Not one more would have fitted.
+        if (shown.evidenceOffset > 0) expect(jsonBytes({ ...shown, evidence: card.evidence.slice(shown.evidenceOffset - 1) })).toBeGreaterThan(maxBytes);
+        if (jsonBytes({ ...card, evidenceOffset: 0, evidenceTotal: card.evidence.length }) <= maxBytes) expect(shown.evidenceOffset).toBe(0);
+      }),
+      { numRuns: 200 },
+    );
   });
 });

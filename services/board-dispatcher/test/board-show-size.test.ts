@@ -95,6 +95,22 @@ describe('showing a board whose cards pass the cap on one result', () => {
     expect(seen.get('c-2')).toEqual(Array.from({ length: FULL }, (_, i) => `e-${FULL + i + 1}`));
   });
 
+  it('answers a write on a card too large for one answer with its latest evidence, and says where that starts', async () => {
+    const changed = await call(`/v1/boards/${BOARD}/cards/c-2/changes`, { priority: 'high', reason: 'the quoted meters are due first' });
+    expect(changed.status, changed.raw.slice(0, 300)).toBe(200);
+    expect(Buffer.byteLength(changed.raw)).toBeLessThanOrEqual(RESULT_PAGE_BYTES);
+    const { card } = changed.body;
+    expect(card).toMatchObject({ id: 'c-2', priority: 'high', evidenceTotal: FULL });
+    expect(card.evidenceOffset).toBeGreaterThan(0);
+    // The newest items, up to the last one, and none before evidenceOffset.
+    expect(card.evidence.map((e: { id: string }) => e.id)).toEqual(Array.from({ length: FULL - card.evidenceOffset }, (_, i) => `e-${FULL + card.evidenceOffset + i + 1}`));
+    // A card that fits comes whole.
+    const small = await call(`/v1/boards/${BOARD}/cards/c-1/changes`, { priority: 'low', reason: 'the plain meters can wait' });
+    expect(small.status, small.raw.slice(0, 300)).toBe(200);
+    expect(small.body.card).toMatchObject({ id: 'c-1', evidenceOffset: 0, evidenceTotal: FULL });
+    expect(small.body.card.evidence).toHaveLength(FULL);
+  });
+
   it('keeps paging by count where the bytes fit', async () => {
     const none = await call(`/v1/boards/${BOARD}?limit=0`);
     expect(none).toMatchObject({ status: 200, body: { cards: [], totalCards: 2, truncated: false, next: { offset: 0, evidenceOffset: 0 } } });

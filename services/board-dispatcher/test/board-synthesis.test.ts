@@ -1,4 +1,4 @@
-import { BadInputError } from '@vouch/contracts';
+import { BOARD_LIMITS, BadInputError, RESULT_PAGE_BYTES, jsonBytes } from '@vouch/contracts';
 import { describe, expect, it } from 'vitest';
 import { parseBoardEvent } from '../src/domain/board-events.js';
 import { INTERNAL_REFERENCE, boardRedaction, redactForPublic } from '../src/domain/redact-public.js';
@@ -223,5 +223,46 @@ describe('visibility in the event stream', () => {
     const { visibility: _v, ...oldSnapshot } = roundTrip(b.board);
     expect(upcastSnapshot(oldSnapshot as BoardState)).toStrictEqual(b.board);
     expect(synthesizeBoard(upcastSnapshot(oldSnapshot as BoardState)).form).toBe('admin');
+  });
+});
+
+describe('a synthesis within the cap on one answer', () => {
+  /** Six verified cards, each holding 151 evidence items with the longest refs: about 1.8 MB of admin text. */
+  function heavyBoard(visibility: BoardState['visibility']) {
+    const b = new BoardDriver();
+    b.create({}, visibility);
+    b.add(Array.from({ length: 6 }, (_, c) => ({ title: `Read meter bank ${c + 1}`, assignee: `worker-${c + 1}` })));
+    for (let c = 1; c <= 6; c++) {
+      // One item short of full: the submission attaches the last.
+      for (let batch = 0; batch < BOARD_LIMITS.evidencePerCard / BOARD_LIMITS.evidencePerCall - 1; batch++) {
+        const items = Array.from({ length: BOARD_LIMITS.evidencePerCall }, (_, i) => ({
+          kind: 'tool_result' as const,
+          summary: `reading ${batch}-${i}: ${'x'.repeat(BOARD_LIMITS.evidenceSummaryChars - 30)}`,
+          ref: `call-${c}-${batch}-${i}-${'"'.repeat(BOARD_LIMITS.evidenceRefChars - 30)}`,
+        }));
+        b.attach(`c-${c}`, items, `worker-${c}`);
+      }
+      b.work(`c-${c}`, `read bank ${c}`);
+      b.review(`c-${c}`, 'verifier-1', 'approve');
+    }
+    return b;
+  }
+
+  it('keeps each form under RESULT_PAGE_BYTES, says it was cut, and keeps every card', () => {
+    for (const visibility of ['admin', 'public'] as const) {
+      const s = synthesizeBoard(heavyBoard(visibility).board);
+      expect(jsonBytes(s), visibility).toBeLessThanOrEqual(RESULT_PAGE_BYTES);
+      expect(s.verified.map((v) => v.cardId)).toEqual(['c-1', 'c-2', 'c-3', 'c-4', 'c-5', 'c-6']);
+      expect(s.complete).toBe(true);
+      for (const v of s.verified) expect(v.evidenceTotal).toBe(BOARD_LIMITS.evidencePerCard - BOARD_LIMITS.evidencePerCall + 1);
+    }
+    const admin = synthesizeBoard(heavyBoard('admin').board);
+    // Each card names its latest evidence and how many more there are.
+    expect(admin.text).toMatch(/^- c-1 Read meter bank 1: read bank 1 \[evidence e-\d+ \(call-.*\), … and \d+ earlier: board\.show lists them all\]$/m);
+  });
+
+  it('leaves a board that fits as it was', () => {
+    const s = synthesizeBoard(fleetBoard('admin').board, 'admin');
+    expect(s.verified).toEqual([{ cardId: 'c-1', title: 'List the routers and their firmware', evidenceIds: ['e-1'], evidenceTotal: 1 }]);
   });
 });

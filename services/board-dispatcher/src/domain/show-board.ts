@@ -1,4 +1,4 @@
-import { RESULT_PAGE_BYTES, ResultTooLargeError, countWithinBytes, jsonBytes, type BoardDecision, type BoardSummary, type ShownCard } from '@vouch/contracts';
+import { RESULT_PAGE_BYTES, ResultTooLargeError, countWithinBytes, jsonBytes, type BoardDecision, type BoardSummary, type Card, type ShownCard } from '@vouch/contracts';
 import { publicCard, type CardState } from './replay-board.js';
 
 /** Where a board.show page starts: the card at `offset`, from its evidence item `evidenceOffset`. */
@@ -79,4 +79,25 @@ export function showBoardPage(head: ShowHead, ordered: readonly CardState[], pos
   }
   const next = index < totalCards ? { offset: index, evidenceOffset: from } : null;
   return { ...head, cards, totalCards, next, truncated };
+}
+
+/** What a write's answer holds beside its card (ids, version, a review's reasons): room kept out of the card's bytes. */
+export const WRITE_ANSWER_ROOM = 64 * 1024;
+
+/**
+ * A card as a write answers with it (claim, change, submit, review): whole
+ * when it fits in `maxBytes` of JSON; otherwise with as many of its latest
+ * evidence items as fit (the ones a submission just attached come last), and
+ * `evidenceOffset` saying where they start, so the answer stays under the cap
+ * on one job result. board.show pages the earlier ones.
+ */
+export function cardWithinBytes(card: Card, maxBytes: number = RESULT_PAGE_BYTES - WRITE_ANSWER_ROOM): ShownCard {
+  const total = card.evidence.length;
+  const whole: ShownCard = { ...card, evidenceOffset: 0, evidenceTotal: total };
+  if (jsonBytes(whole) <= maxBytes) return whole;
+  // Measured with the largest offset, so whatever it turns out to be fits.
+  const bare = jsonBytes({ ...whole, evidence: [], evidenceOffset: total });
+  const newestFirst = [...card.evidence].reverse();
+  const count = countWithinBytes(newestFirst, maxBytes - bare);
+  return { ...whole, evidence: card.evidence.slice(total - count), evidenceOffset: total - count };
 }

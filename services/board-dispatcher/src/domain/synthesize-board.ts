@@ -1,4 +1,4 @@
-import { BadInputError, type BlockReason, type BoardEvidenceKind, type BoardVisibility, type CardStatus } from '@vouch/contracts';
+import { BadInputError, RESULT_PAGE_BYTES, ResultTooLargeError, jsonBytes, type BlockReason, type BoardEvidenceKind, type BoardVisibility, type CardStatus } from '@vouch/contracts';
 import { boardRedaction, redactForPublic } from './redact-public.js';
 import { byUrgency } from './render-board.js';
 import type { BoardState, CardState } from './replay-board.js';
@@ -31,9 +31,28 @@ export interface Synthesis {
   form: SynthesisForm;
   complete: boolean;
   text: string;
-  verified: Array<{ cardId: string; title: string; evidenceIds: string[] }>;
+  /** Each verified card with its latest evidence ids (at most SYNTHESIS_LIMITS.evidenceIds) and how many it holds. */
+  verified: Array<{ cardId: string; title: string; evidenceIds: string[]; evidenceTotal: number }>;
   unresolved: UnresolvedCard[];
+  /** True when the text stops before its last card, to keep the answer under the cap on one result. */
+  truncated: boolean;
 }
+
+/**
+ * How big a synthesis may grow. A job result over 1 MiB is refused, and a
+ * board may hold 1,000 cards of 200 evidence items each, so the answer is
+ * bounded: the admin text names a card's latest evidence only, the text stops
+ * at a line boundary once it passes `textBytes` (saying how many cards it left
+ * out), and the structured list keeps each card's latest evidence ids.
+ */
+export const SYNTHESIS_LIMITS = {
+  /** Evidence items the admin text names per card, the latest ones, each ref clipped to `refChars`. */
+  evidenceNamed: 10,
+  refChars: 200,
+  /** Evidence ids per card in `verified`, the latest ones. */
+  evidenceIds: 50,
+  textBytes: 512 * 1024,
+} as const;
 
 /** Why a card that is not verified is not, in words an answer can carry. */
 export function unresolvedReason(state: BoardState, card: CardState): string {
@@ -102,6 +121,27 @@ const EVIDENCE_WORDS: Record<BoardEvidenceKind, string> = {
   verification_note: 'verification note',
 };
 
+function clipRef(ref: string): string {
+  return ref.length > SYNTHESIS_LIMITS.refChars ? `${ref.slice(0, SYNTHESIS_LIMITS.refChars - 1)}…` : ref;
+}
+
+/** The text up to the line that would pass `maxBytes`, and a last line saying what it left out; lines starting "- " are cards. */
+function withinBytes(text: string, maxBytes: number): { text: string; truncated: boolean } {
+  if (jsonBytes(text) <= maxBytes) return { text, truncated: false };
+  const lines = text.split('\n');
+  const kept: string[] = [];
+  let used = 0;
+  for (const line of lines) {
+    const bytes = jsonBytes(line) - 1;
+    if (used + bytes > maxBytes - 200) break;
+    kept.push(line);
+    used += bytes;
+  }
+  const left = lines.slice(kept.length).filter((l) => l.startsWith('- ')).length;
+  kept.push(`… ${left} more ${left === 1 ? 'card' : 'cards'} not shown here, to keep this answer under ${maxBytes} bytes: board.show lists every card`);
+  return { text: kept.join('\n'), truncated: true };
+}
+
 function adminText(state: BoardState, verifiedCards: readonly CardState[], unresolved: readonly UnresolvedCard[], complete: boolean): string {
   const cancelled = state.order.filter((id) => state.cards[id]!.status === 'cancelled').length;
   const lines: string[] = [];
@@ -109,8 +149,10 @@ function adminText(state: BoardState, verifiedCards: readonly CardState[], unres
   if (verifiedCards.length) {
     lines.push('', 'Verified:');
     for (const card of verifiedCards) {
-      const evidence = card.evidence.map((e) => (e.ref ? `${e.id} (${e.ref})` : e.id));
-      lines.push(`- ${card.id} ${card.title}: ${card.submission ?? 'verified'} [evidence ${evidence.join(', ')}]`);
+      const named = card.evidence.slice(-SYNTHESIS_LIMITS.evidenceNamed).map((e) => (e.ref ? `${e.id} (${clipRef(e.ref)})` : e.id));
+      const earlier = card.evidence.length - named.length;
+      if (earlier > 0) named.push(`… and ${earlier} earlier: board.show lists them all`);
+      lines.push(`- ${card.id} ${card.title}: ${card.submission ?? 'verified'} [evidence ${named.join(', ')}]`);
     }
   }
   if (unresolved.length) {
@@ -157,11 +199,23 @@ export function synthesizeBoard(state: BoardState, form: SynthesisForm = state.v
   const verifiedCards = state.order.map((id) => state.cards[id]!).filter((c) => c.status === 'verified');
   const unresolved = unresolvedCards(state);
   const complete = verifiedCards.length > 0 && unresolved.length === 0;
-  return {
+  const { text, truncated } = withinBytes(form === 'admin' ? adminText(state, verifiedCards, unresolved, complete) : publicText(state, verifiedCards, unresolved, complete), SYNTHESIS_LIMITS.textBytes);
+  const synthesis: Synthesis = {
     form,
     complete,
-    text: form === 'admin' ? adminText(state, verifiedCards, unresolved, complete) : publicText(state, verifiedCards, unresolved, complete),
-    verified: verifiedCards.map((c) => ({ cardId: c.id, title: c.title, evidenceIds: c.evidence.map((e) => e.id) })),
+    text,
+    verified: verifiedCards.map((c) => ({ cardId: c.id, title: c.title, evidenceIds: c.evidence.slice(-SYNTHESIS_LIMITS.evidenceIds).map((e) => e.id), evidenceTotal: c.evidence.length })),
     unresolved,
+    truncated,
   };
+  // Not reached within the contract's limits but with titles of escaped characters on a full board; a 413 then, never a 500.
+  const bytes = jsonBytes(synthesis);
+  if (bytes > RESULT_PAGE_BYTES) {
+    throw new ResultTooLargeError(`board "${state.boardId}": its synthesis takes ${bytes} bytes as JSON, past the ${RESULT_PAGE_BYTES}-byte limit on one answer: read the board a page at a time with board.show`, {
+      boardId: state.boardId,
+      bytes,
+      maxBytes: RESULT_PAGE_BYTES,
+    });
+  }
+  return synthesis;
 }

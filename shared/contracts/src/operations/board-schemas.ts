@@ -217,6 +217,21 @@ export const CardSchema = z.object({
 });
 export type Card = z.infer<typeof CardSchema>;
 
+/**
+ * A card as board.show and the card writes return it: its evidence may come
+ * in parts when the card is too large for one answer. `evidence` is the part
+ * from item `evidenceOffset` on; the card holds `evidenceTotal` in all. A
+ * write answers with the card's latest items (those it just attached come
+ * last); board.show pages the earlier ones.
+ */
+export const ShownCardSchema = CardSchema.extend({
+  /** The index, in the card's evidence, of the first item shown (0 unless the page continues the card). */
+  evidenceOffset: z.number().int().nonnegative(),
+  /** Evidence items the card holds; more than shown when the card comes in parts. */
+  evidenceTotal: z.number().int().nonnegative(),
+});
+export type ShownCard = z.infer<typeof ShownCardSchema>;
+
 export const BOARD_STATUSES = ['open', 'done'] as const;
 export const BoardStatusSchema = z.enum(BOARD_STATUSES);
 

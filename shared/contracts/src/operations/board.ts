@@ -19,9 +19,9 @@ import {
   CardKeySchema,
   CardLaneSchema,
   CardPrioritySchema,
-  CardSchema,
   CardStatusSchema,
   DiagnosticSchema,
+  ShownCardSchema,
   SynthesisFormSchema,
 } from './board-schemas.js';
 
@@ -182,7 +182,7 @@ export const boardUpdateCard = defineOperation({
       const changes = ['title', 'description', 'assignee', 'priority', 'deadline', 'status'].filter((k) => (input as Record<string, unknown>)[k] !== undefined);
       if (changes.length === 0) ctx.addIssue({ code: 'custom', path: [], message: 'nothing to change: pass title, description, assignee, priority, deadline or status' });
     }),
-  output: z.object({ boardId: text(), version: z.number().int().positive(), card: CardSchema }),
+  output: z.object({ boardId: text(), version: z.number().int().positive(), card: ShownCardSchema }),
   agentFacing: true,
   errors: ACTOR_ERRORS,
   example: { boardId: 'run-2026-12-01-a', cardId: 'c-2', status: 'blocked', blockReason: 'awaiting_input', reason: 'needs the fleet owner to confirm the target version' },
@@ -236,7 +236,7 @@ export const boardClaimCard = defineOperation({
   output: z.object({
     claimed: z.boolean(),
     boardId: text().optional(),
-    card: CardSchema.optional(),
+    card: ShownCardSchema.optional(),
     claimToken: text().optional(),
     attempt: z.number().int().positive().optional(),
     leaseSeconds: z.number().int().positive().optional(),
@@ -286,7 +286,7 @@ export const boardSubmitCard = defineOperation({
       evidence: z.array(BoardEvidenceInputSchema).max(BOARD_LIMITS.evidencePerCall).default([]),
     })
     .strict(),
-  output: z.object({ boardId: text(), version: z.number().int().positive(), card: CardSchema }),
+  output: z.object({ boardId: text(), version: z.number().int().positive(), card: ShownCardSchema }),
   agentFacing: true,
   errors: { 403: 'Another agent\'s key holds the claim: submit with the key that claimed the card.' },
   example: {
@@ -321,7 +321,7 @@ export const boardReviewCard = defineOperation({
     .superRefine((input, ctx) => {
       if (input.decision === 'request_changes' && input.missing.length === 0) ctx.addIssue({ code: 'custom', path: ['missing'], message: 'request_changes must name the missing evidence, one item each' });
     }),
-  output: z.object({ boardId: text(), version: z.number().int().positive(), card: CardSchema, decision: z.enum(['approve', 'request_changes']), reasons: z.array(text()) }),
+  output: z.object({ boardId: text(), version: z.number().int().positive(), card: ShownCardSchema, decision: z.enum(['approve', 'request_changes']), reasons: z.array(text()) }),
   agentFacing: true,
   errors: {
     403: 'The body names another agent than the API key\'s (`reviewer`), or the key\'s agent submitted the card and the board\'s policy does not allow self-verification: another agent\'s key must review it.',
@@ -330,18 +330,6 @@ export const boardReviewCard = defineOperation({
   timeoutMs: 60_000,
 });
 
-/**
- * A card as board.show returns it: its evidence may come in parts when the
- * card is too large for one answer. `evidence` is the part from item
- * `evidenceOffset` on; the card holds `evidenceTotal` in all.
- */
-export const ShownCardSchema = CardSchema.extend({
-  /** The index, in the card's evidence, of the first item shown (0 unless the page continues the card). */
-  evidenceOffset: z.number().int().nonnegative(),
-  /** Evidence items the card holds; more than shown when the card comes in parts. */
-  evidenceTotal: z.number().int().nonnegative(),
-});
-export type ShownCard = z.infer<typeof ShownCardSchema>;
 
 /** Where board.show's next page starts: pass both as offset and evidenceOffset. */
 export const ShowCursorSchema = z.object({
@@ -427,7 +415,8 @@ export const boardSynthesize = defineOperation({
     'complete is true only when every card that was not cancelled is verified. Never present an unverified card as done. ' +
     'text comes in the form the board\'s visibility chooses, or the form you ask for: admin names cards, evidence ids and refs; ' +
     'public states each verified item\'s outcome and names what is not done in words, with no file system paths, refs or internal ids (card, evidence and job ids, claim tokens, the board id). ' +
-    'A public board answers only in the public form. verified and unresolved name cards by id for you to act on; only text is meant to be shown.',
+    'A public board answers only in the public form. verified and unresolved name cards by id for you to act on; only text is meant to be shown. ' +
+    `The answer stays under ${RESULT_PAGE_BYTES} bytes of JSON: the admin text names each card's latest evidence, verified lists each card's latest evidence ids with evidenceTotal, and a text too long for one answer stops at a card (truncated: true) and says how many it left out; board.show pages every card.`,
   owner,
   mode: 'rpc',
   http: { method: 'POST', path: '/v1/boards/:boardId/synthesis' },
@@ -443,9 +432,12 @@ export const boardSynthesize = defineOperation({
     form: SynthesisFormSchema,
     complete: z.boolean(),
     text: text(),
-    verified: z.array(z.object({ cardId: text(), title: text(), evidenceIds: z.array(text()) })),
+    verified: z.array(z.object({ cardId: text(), title: text(), evidenceIds: z.array(text()).describe('The card\'s latest evidence ids (at most 50).'), evidenceTotal: z.number().int().nonnegative() })),
     unresolved: z.array(UnresolvedCardSchema),
+    /** True when the text stops before its last card to keep the answer under RESULT_PAGE_BYTES. */
+    truncated: z.boolean(),
   }),
+  errors: { 413: `The synthesis would pass the ${RESULT_PAGE_BYTES}-byte limit on one answer even bounded (a full board with long titles): read the board with board.show.` },
   agentFacing: true,
   example: { boardId: 'run-2026-12-01-a' },
 });
