@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseBoardEvent } from '../src/domain/board-events.js';
 import { INTERNAL_REFERENCE, boardRedaction, redactForPublic } from '../src/domain/redact-public.js';
 import { replayBoard, type BoardState } from '../src/domain/replay-board.js';
-import { synthesizeBoard } from '../src/domain/synthesize-board.js';
+import { SYNTHESIS_LIMITS, synthesizeBoard } from '../src/domain/synthesize-board.js';
 import { upcastSnapshot } from '../src/domain/upcast-snapshot.js';
 import { BoardDriver, thrown } from './drive-board.js';
 
@@ -261,8 +261,29 @@ describe('a synthesis within the cap on one answer', () => {
     expect(admin.text).toMatch(/^- c-1 Read meter bank 1: read bank 1 \[evidence e-\d+ \(call-.*\), … and \d+ earlier: board\.show lists them all\]$/m);
   });
 
+  it('stops a text too long for one answer at a card, and says how many it left out', () => {
+    const b = new BoardDriver();
+    b.create({}, 'admin');
+    const cards = 300;
+    b.add(Array.from({ length: cards }, (_, c) => ({ title: `Read meter ${c + 1}`, assignee: 'worker-1' })));
+    for (let c = 1; c <= cards; c++) {
+      b.work(`c-${c}`, `read meter ${c}: ${'v'.repeat(BOARD_LIMITS.evidenceSummaryChars - 30)}`);
+      b.review(`c-${c}`, 'verifier-1', 'approve');
+    }
+    const s = synthesizeBoard(b.board);
+    expect(s.truncated).toBe(true);
+    expect(jsonBytes(s.text)).toBeLessThanOrEqual(SYNTHESIS_LIMITS.textBytes);
+    const shown = s.text.split('\n').filter((l) => l.startsWith('- c-')).length;
+    expect(shown).toBeGreaterThan(200);
+    expect(s.text.split('\n').at(-1)).toBe(`… ${cards - shown} more cards not shown here, to keep this answer under ${SYNTHESIS_LIMITS.textBytes} bytes: board.show lists every card`);
+    // The structured list still names every verified card.
+    expect(s.verified).toHaveLength(cards);
+    expect(s.complete).toBe(true);
+  });
+
   it('leaves a board that fits as it was', () => {
     const s = synthesizeBoard(fleetBoard('admin').board, 'admin');
+    expect(s.truncated).toBe(false);
     expect(s.verified).toEqual([{ cardId: 'c-1', title: 'List the routers and their firmware', evidenceIds: ['e-1'], evidenceTotal: 1 }]);
   });
 });

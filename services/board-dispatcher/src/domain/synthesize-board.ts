@@ -125,20 +125,22 @@ function clipRef(ref: string): string {
   return ref.length > SYNTHESIS_LIMITS.refChars ? `${ref.slice(0, SYNTHESIS_LIMITS.refChars - 1)}…` : ref;
 }
 
-/** The text up to the line that would pass `maxBytes`, and a last line saying what it left out; lines starting "- " are cards. */
+/** The text up to the line that would pass `maxBytes` as JSON, and a last line saying what it left out; lines starting "- " are cards. */
 function withinBytes(text: string, maxBytes: number): { text: string; truncated: boolean } {
   if (jsonBytes(text) <= maxBytes) return { text, truncated: false };
   const lines = text.split('\n');
+  const tail = (left: number) => `… ${left} more ${left === 1 ? 'card' : 'cards'} not shown here, to keep this answer under ${maxBytes} bytes: board.show lists every card`;
+  // As JSON a line costs its escaped characters and the two-byte "\n" that joins it: its own JSON, whose quotes are two bytes too.
+  const cost = (line: string) => jsonBytes(line);
+  const room = maxBytes - 2 - cost(tail(lines.length));
   const kept: string[] = [];
   let used = 0;
   for (const line of lines) {
-    const bytes = jsonBytes(line) - 1;
-    if (used + bytes > maxBytes - 200) break;
+    if (used + cost(line) > room) break;
     kept.push(line);
-    used += bytes;
+    used += cost(line);
   }
-  const left = lines.slice(kept.length).filter((l) => l.startsWith('- ')).length;
-  kept.push(`… ${left} more ${left === 1 ? 'card' : 'cards'} not shown here, to keep this answer under ${maxBytes} bytes: board.show lists every card`);
+  kept.push(tail(lines.slice(kept.length).filter((l) => l.startsWith('- ')).length));
   return { text: kept.join('\n'), truncated: true };
 }
 
