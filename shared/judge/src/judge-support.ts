@@ -329,7 +329,9 @@ function requestAnsweredOtherwise(action: string, at: number, read: ObservationV
   const firstSeg = read.words[read.headEnd]?.seg;
   const said = read.words.filter((o, i) => i > at && (i < read.headEnd || o.seg === firstSeg) && !o.value && o.lemma);
   if (said.some((o) => sameWord(action, o.lemma) || lexicallyRelated(action, o.lemma, 'verb') || COMPLETION_WORDS.has(o.lemma) || DONE_WORDS.has(o.text.toLowerCase()))) return false;
-  return said.some((o) => /^(VERB|ADJ)$/.test(o.pos) && isPastForm(o.text));
+  // "send to list-4411 failed: …" reports the act failing, which is about the act: the failure decides, not this.
+  const reportsFailure = (o: Word) => (read.failures[o.seg] ?? []).some((m) => m === o.lemma || m === o.text.toLowerCase());
+  return said.some((o) => /^(VERB|ADJ)$/.test(o.pos) && isPastForm(o.text) && !reportsFailure(o));
 }
 
 /** Whether the observation states a record's state ("state: SCHEDULED", "status OPEN") and none of its states is the act's outcome. */

@@ -2,7 +2,7 @@ import type { EvidenceInput } from '@vouch/contracts';
 import { describe, expect, it } from 'vitest';
 import { deriveClaims } from '../src/derive-claims.js';
 import { reconcileClaims } from '../src/reconcile-claims.js';
-import { ok } from './evidence-input.js';
+import { failed, ok } from './evidence-input.js';
 
 /**
  * Three readings the blind sets found the judge approving: a pair of numbers read in either order, one value claimed
@@ -52,6 +52,12 @@ describe('one value claimed of both sides needs stating twice', () => {
 describe('a request echoed in the head is not its own outcome', () => {
   it('"enrol …: waitlisted" does not show "enrolled"', () => {
     expect(judge('Enrolled Tomas Berg in CHEM-202.', [ok('tool_result', 'sis', 'enrol Tomas Berg in CHEM-202: waitlisted, section full')]).status).not.toBe('supported');
+  });
+
+  it('a request echoed with its own failure is still about the act: the failure contradicts it', () => {
+    const claim = judge('Sent the newsletter to list-4411 (1,932 recipients).', [failed('delivery_result', 'mailer', 'send to list-4411 failed: SMTP 451 try again later')]);
+    expect(claim.status).toBe('contradicted');
+    expect(claim.evidenceIds).toEqual(['ev-1']);
   });
 
   it('"enrol …: enrolled" and "enrol …: done" show it', () => {
