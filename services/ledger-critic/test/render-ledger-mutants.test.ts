@@ -132,6 +132,7 @@ describe('the admin render', () => {
         `- ev-3 #3 tool_result ok ${AT}: long ${'x'.repeat(294)}… [raw: blob://raw/3]`,
         `- ev-4 #4 tool_result curl FAILED ${AT}: HTTP 503`,
       ].join('\n'),
+      truncated: false,
     });
   });
 

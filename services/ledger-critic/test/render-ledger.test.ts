@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { jsonBytes } from '@vouch/contracts';
 import { publicSafe, renderLedger } from '../src/domain/render-ledger.js';
 import { LedgerDriver, failed, ok } from './drive-ledger.js';
 
@@ -83,6 +84,7 @@ describe('public render', () => {
       status: 'approved',
       completed: true,
       text: 'Your table for two is booked for 19:30 (reservation R-5521).\n\nChecked with: booking_api.',
+      truncated: false,
     });
   });
 
@@ -90,5 +92,21 @@ describe('public render', () => {
     expect(publicSafe('Wrote /home/agent/projects/out/report.pdf and C:\\Users\\a\\notes.txt (ev-3); see http://127.0.0.1:8080/x and https://example.com/r and/or docs.')).toBe(
       'Wrote report.pdf and notes.txt; see an internal address and https://example.com/r and/or docs.',
     );
+  });
+});
+
+describe('a render within the cap on one answer', () => {
+  it('stops at a line past its budget as JSON, says so, and keeps the status beside the text', () => {
+    const run = exhaustedRun();
+    const whole = renderLedger(run.ledger, 'admin');
+    expect(whole.truncated).toBe(false);
+    const maxBytes = Math.floor(jsonBytes(whole.text) / 2);
+    const cut = renderLedger(run.ledger, 'admin', maxBytes);
+    expect(cut).toMatchObject({ status: 'incomplete_verification', completed: false, truncated: true });
+    expect(jsonBytes(cut.text)).toBeLessThanOrEqual(maxBytes);
+    const lines = cut.text.split('\n');
+    expect(whole.text.startsWith(lines.slice(0, -1).join('\n'))).toBe(true);
+    expect(lines.at(-1)).toBe(`… ${whole.text.split('\n').length - lines.length + 1} more lines not shown here, to keep this answer under ${maxBytes} bytes: ledger.get lists every claim and observation`);
+    expect(renderLedger(run.ledger, 'public', 60).text.split('\n').at(-1)).toBe('… and more, not shown here.');
   });
 });

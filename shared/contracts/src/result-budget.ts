@@ -55,6 +55,28 @@ export function countWithinBytes(items: readonly unknown[], room: number, atLeas
 }
 
 /**
+ * A text of lines cut to fit `maxBytes` as a JSON string: the lines from the
+ * first while they fit, then a last line `tail(leftOut)` names what was left
+ * out. The text comes back whole (truncated: false) when it fits.
+ */
+export function linesWithinBytes(text: string, maxBytes: number, tail: (leftOut: readonly string[]) => string): { text: string; truncated: boolean } {
+  if (jsonBytes(text) <= maxBytes) return { text, truncated: false };
+  const lines = text.split('\n');
+  // As JSON a kept line costs its escaped characters and the two-byte "\n" after it (its own JSON, whose quotes are two
+  // bytes too); the tail, last, costs its own JSON, the string's quotes. Its longest form (every line left out) is reserved.
+  const room = maxBytes - jsonBytes(tail(lines));
+  const kept: string[] = [];
+  let used = 0;
+  for (const line of lines) {
+    if (used + jsonBytes(line) > room) break;
+    kept.push(line);
+    used += jsonBytes(line);
+  }
+  kept.push(tail(lines.slice(kept.length)));
+  return { text: kept.join('\n'), truncated: true };
+}
+
+/**
  * A read whose answer would pass the cap on one result even as its smallest
  * page (413): the parts it does not page are too large. The message names
  * the limit and what to do instead; details carry `bytes` and `maxBytes`.

@@ -1,4 +1,4 @@
-import { BadInputError, RESULT_PAGE_BYTES, ResultTooLargeError, jsonBytes, type BlockReason, type BoardEvidenceKind, type BoardVisibility, type CardStatus } from '@vouch/contracts';
+import { BadInputError, RESULT_PAGE_BYTES, ResultTooLargeError, jsonBytes, linesWithinBytes, type BlockReason, type BoardEvidenceKind, type BoardVisibility, type CardStatus } from '@vouch/contracts';
 import { boardRedaction, redactForPublic } from './redact-public.js';
 import { byUrgency } from './render-board.js';
 import type { BoardState, CardState } from './replay-board.js';
@@ -125,23 +125,12 @@ function clipRef(ref: string): string {
   return ref.length > SYNTHESIS_LIMITS.refChars ? `${ref.slice(0, SYNTHESIS_LIMITS.refChars - 1)}…` : ref;
 }
 
-/** The text up to the line that would pass `maxBytes` as JSON, and a last line saying what it left out; lines starting "- " are cards. */
+/** The text up to the card that would pass `maxBytes` as JSON, and a last line naming how many cards it left out. */
 function withinBytes(text: string, maxBytes: number): { text: string; truncated: boolean } {
-  if (jsonBytes(text) <= maxBytes) return { text, truncated: false };
-  const lines = text.split('\n');
-  const tail = (left: number) => `… ${left} more ${left === 1 ? 'card' : 'cards'} not shown here, to keep this answer under ${maxBytes} bytes: board.show lists every card`;
-  // As JSON a line costs its escaped characters and the two-byte "\n" that joins it: its own JSON, whose quotes are two bytes too.
-  const cost = (line: string) => jsonBytes(line);
-  const room = maxBytes - 2 - cost(tail(lines.length));
-  const kept: string[] = [];
-  let used = 0;
-  for (const line of lines) {
-    if (used + cost(line) > room) break;
-    kept.push(line);
-    used += cost(line);
-  }
-  kept.push(tail(lines.slice(kept.length).filter((l) => l.startsWith('- ')).length));
-  return { text: kept.join('\n'), truncated: true };
+  return linesWithinBytes(text, maxBytes, (leftOut) => {
+    const left = leftOut.filter((l) => l.startsWith('- ')).length;
+    return `… ${left} more ${left === 1 ? 'card' : 'cards'} not shown here, to keep this answer under ${maxBytes} bytes: board.show lists every card`;
+  });
 }
 
 function adminText(state: BoardState, verifiedCards: readonly CardState[], unresolved: readonly UnresolvedCard[], complete: boolean): string {

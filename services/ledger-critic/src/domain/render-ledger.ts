@@ -1,4 +1,4 @@
-import type { CompletionClaim, CompletionEvidence, EvidenceKind, LedgerSnapshot, LedgerStatus, RenderForm } from '@vouch/contracts';
+import { RESULT_PAGE_BYTES, linesWithinBytes, type CompletionClaim, type CompletionEvidence, type EvidenceKind, type LedgerSnapshot, type LedgerStatus, type RenderForm } from '@vouch/contracts';
 import { isPath } from '@vouch/judge';
 
 /**
@@ -14,6 +14,8 @@ export interface RenderedLedger {
   status: LedgerStatus;
   completed: boolean;
   text: string;
+  /** True when the text stops early to keep the answer under the cap on one result (its last line says so). */
+  truncated: boolean;
 }
 
 const ADMIN_EVIDENCE_LINES = 50;
@@ -179,12 +181,25 @@ function renderPublic(ledger: LedgerSnapshot): string {
   return lines.join('\n');
 }
 
-export function renderLedger(ledger: LedgerSnapshot, form: RenderForm): RenderedLedger {
+/** Room a render's answer keeps beside its text (run id, status, form). */
+const RENDER_ANSWER_ROOM = 4 * 1024;
+
+/**
+ * The ledger as text for a person. Each part is clipped where it is built (the
+ * latest 50 observations, 300 characters each, 50 failures), and the whole
+ * text stops at a line past `maxBytes` as JSON, saying so, so that no ledger
+ * answers 500 for its size.
+ */
+export function renderLedger(ledger: LedgerSnapshot, form: RenderForm, maxBytes: number = RESULT_PAGE_BYTES - RENDER_ANSWER_ROOM): RenderedLedger {
+  const { text, truncated } = linesWithinBytes(form === 'admin' ? renderAdmin(ledger) : renderPublic(ledger), maxBytes, (leftOut) =>
+    form === 'admin' ? `… ${leftOut.length} more lines not shown here, to keep this answer under ${maxBytes} bytes: ledger.get lists every claim and observation` : `… and more, not shown here.`,
+  );
   return {
     runId: ledger.runId,
     form,
     status: ledger.status,
     completed: ledger.status === 'approved',
-    text: form === 'admin' ? renderAdmin(ledger) : renderPublic(ledger),
+    text,
+    truncated,
   };
 }

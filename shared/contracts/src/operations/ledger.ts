@@ -573,13 +573,14 @@ export const ledgerRender = defineOperation({
   summary: 'Render a run ledger for a person',
   description:
     'Renders the ledger as text. admin: sections Done, Verified, Not verified / blocked and Evidence, with evidence ids. public: a compact answer citing evidence without ids or paths. ' +
-    'The status comes back as its own field; an incomplete_verification run is never called completed.',
+    'The status comes back as its own field; an incomplete_verification run is never called completed. ' +
+    `The text stays under ${RESULT_PAGE_BYTES} bytes of JSON: past that it stops at a line that says so (truncated: true), and ledger.get lists everything.`,
   owner: { queue: QUEUES.ledgerCritic },
   mode: 'rpc',
   http: { method: 'GET', path: '/v1/ledgers/:runId/render' },
   scope: 'ledger:read',
   input: z.object({ ...RunIdInput, form: RenderFormSchema.default('admin') }).strict(),
-  output: z.object({ runId: text(), form: RenderFormSchema, status: LedgerStatusSchema, completed: z.boolean(), text: text() }),
+  output: z.object({ runId: text(), form: RenderFormSchema, status: LedgerStatusSchema, completed: z.boolean(), text: text(), truncated: z.boolean() }),
   agentFacing: false,
   example: { runId: 'run-2026-12-01-a', form: 'admin' },
   resource: { uriTemplate: 'vouch://ledgers/{runId}/render', name: 'ledger-render', mimeType: 'text/plain', textField: 'text' },
