@@ -350,7 +350,8 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
           (state, lease: ClaimLease | null | undefined) => {
             const d = submitCard(state, input.boardId, { cardId: input.cardId, claimToken: input.claimToken, by: caller.actor.agent, outcome: input.outcome, summary: input.summary, evidence: input.evidence, lease, at: now() });
             const id = findCard(d.state, input.cardId)!.id;
-            return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, card: cardOut(s, id) }) };
+            // No events: a retry of the submission already recorded (recordedSubmission), answered as the success it was.
+            return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, card: cardOut(s, id), alreadySubmitted: d.events.length === 0 }) };
           },
           // The lease is checked in the transaction that uses it, by the database's clock: a submission after it ran out is refused even before the sweep ends it.
           async (tx, state) => {

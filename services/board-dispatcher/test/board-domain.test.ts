@@ -8,6 +8,7 @@ import { renderBoardText } from '../src/domain/render-board.js';
 import { BoardStreamError, applyEvents, replayBoard } from '../src/domain/replay-board.js';
 import { synthesizeBoard } from '../src/domain/synthesize-board.js';
 import { ruleVerify } from '../src/domain/verify-card.js';
+import { recordedSubmission, submitCard } from '../src/domain/board-commands.js';
 import { BoardDriver, thrown } from './drive-board.js';
 
 const roundTrip = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
@@ -174,6 +175,25 @@ describe('evidence and verification', () => {
     expect(error.fields).toEqual([{ path: 'evidence', message: 'no evidence: a completion needs at least one piece' }]);
     expect(error.details).toMatchObject({ diagnostic: 'completion_without_evidence' });
     expect(JSON.stringify(b.board)).toBe(before);
+  });
+
+  it('a submission sent again under its ended claim is recognised, changes nothing, and only with the same token, agent and summary', () => {
+    const b = new BoardDriver();
+    b.create();
+    b.add([{ title: 'Check the uplink', assignee: 'worker-1' }]);
+    b.dispatch();
+    const token = b.claim('c-1');
+    b.submit('c-1', token, 'uplink is fine', [{ kind: 'message', summary: 'uplink up' }]);
+    const before = JSON.stringify(b.board);
+    const sent = { cardId: 'c-1', claimToken: token, by: 'worker-1', outcome: 'completed' as const, summary: 'uplink is fine', evidence: [{ kind: 'message' as const, summary: 'uplink up' }], at: '2025-03-01T10:00:00.000Z' };
+    expect(submitCard(b.board, 'board-1', sent)).toEqual({ events: [], state: b.board });
+    expect(JSON.stringify(b.board)).toBe(before);
+    // Replayed from its events, the card knows the token it was submitted under.
+    expect(replayBoard(b.events)!.cards['c-1']!.submittedUnder).toBe(token);
+    for (const other of [{ summary: 'uplink is down' }, { by: 'worker-2' }, { claimToken: 'ct_other' }, { outcome: 'failed' as const }]) {
+      expect(recordedSubmission(b.board, { ...sent, ...other })).toBe(false);
+      expect(thrown(() => submitCard(b.board, 'board-1', { ...sent, ...other }))).toBeInstanceOf(ConflictError);
+    }
   });
 
   it('replay refuses a stored stream that verifies a card without evidence', () => {

@@ -63,7 +63,19 @@ describe('the board over HTTP through the real gateway', () => {
       key: worker1,
       json: { claimToken: token, summary: 'Listed 12 routers; 3 run firmware 1.2', evidence: [{ kind: 'tool_result', ref: 'call-17', summary: 'inventory: 12 routers, 3 on firmware 1.2', covers: ['r1'] }] },
     });
-    expect(submitted).toMatchObject({ status: 200, body: { card: { status: 'submitted', submittedBy: 'worker-1', evidence: [{ id: 'e-1' }] } } });
+    expect(submitted).toMatchObject({ status: 200, body: { alreadySubmitted: false, card: { status: 'submitted', submittedBy: 'worker-1', evidence: [{ id: 'e-1' }] } } });
+    expect(submitted.body.card).not.toHaveProperty('submittedUnder');
+
+    // The same submission again, as a client whose answer was lost would send it: recorded once, answered as the success it was.
+    const again = await call(`/v1/boards/${BOARD}/cards/c-1/submission`, {
+      key: worker1,
+      json: { claimToken: token, summary: 'Listed 12 routers; 3 run firmware 1.2', evidence: [{ kind: 'tool_result', ref: 'call-17', summary: 'inventory: 12 routers, 3 on firmware 1.2', covers: ['r1'] }] },
+    });
+    expect(again).toMatchObject({ status: 200, body: { alreadySubmitted: true, version: submitted.body.version, card: { status: 'submitted', evidence: [{ id: 'e-1' }] } } });
+    expect(again.body.card.evidence).toHaveLength(1);
+    // Another summary under the ended claim is another submission: refused.
+    const other = await call(`/v1/boards/${BOARD}/cards/c-1/submission`, { key: worker1, json: { claimToken: token, summary: 'Listed 13 routers' } });
+    expect(other.status).toBe(409);
 
     const selfReview = await call(`/v1/boards/${BOARD}/cards/c-1/review`, { key: worker1, json: { decision: 'approve' } });
     expect(selfReview.status).toBe(403);

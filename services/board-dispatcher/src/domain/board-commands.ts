@@ -521,8 +521,20 @@ function endAttempt(batch: BoardBatch, state: BoardState, card: CardState, trigg
   batch.emit({ type: 'card_failed', at, cardId: card.id, attempt: card.attempt, trigger, to, by, summary });
 }
 
+/**
+ * Whether a submission is a retry of the card's latest accepted one: the same
+ * claim token, agent and summary, its answer lost (a Redis restart, a client
+ * that timed out). It then changes nothing and answers that it succeeded,
+ * where the claim it names has otherwise ended (409).
+ */
+export function recordedSubmission(state: BoardState, cmd: Pick<SubmitCommand, 'cardId' | 'claimToken' | 'by' | 'outcome' | 'summary'>): boolean {
+  const card = findCard(state, cmd.cardId);
+  return cmd.outcome === 'completed' && card?.submittedUnder === cmd.claimToken && card.submittedBy === cmd.by && card.submission === cmd.summary;
+}
+
 export function submitCard(current: BoardState | undefined, boardId: string, cmd: SubmitCommand): Decision {
   const state = requireBoard(current, boardId);
+  if (recordedSubmission(state, cmd)) return { events: [], state };
   const card = requireClaimHolder(requireClaim(state, boardId, cmd.cardId, cmd.claimToken, 'submitting it'), cmd.by, 'submit');
   if (cmd.lease !== undefined && (cmd.lease === null || cmd.lease.expired)) throw claimLeaseExpired(state, card, cmd.lease?.expiresAt, 'submitting it');
   const by = card.claim!.by;

@@ -18,6 +18,12 @@ export interface CardClaim {
 
 export interface CardState extends Card {
   claim: CardClaim | null;
+  /**
+   * The claim token of the card's latest accepted submission, so that a retry
+   * of it (its answer lost in an outage) learns it succeeded. Absent in states
+   * folded before it was kept; never shown (publicCard).
+   */
+  submittedUnder?: string;
   /** Times the card was blocked, by reason: the repeated-block diagnostic counts them. */
   blocks: Partial<Record<BlockReason, number>>;
 }
@@ -243,7 +249,9 @@ function applyTo(draft: Draft, event: BoardEvent): void {
     case 'card_submitted': {
       const card = draft.card(event.cardId, seq);
       if (event.attempt !== card.attempt) throw new BoardStreamError(`board ${s.boardId}: card ${card.id} submitted for attempt ${event.attempt}, but it is at attempt ${card.attempt}`);
+      const token = card.claim?.token;
       move(draft, card, 'submitted', 'submit', seq, at);
+      if (token !== undefined) card.submittedUnder = token;
       card.submittedBy = event.by;
       card.submission = event.summary;
       break;
@@ -388,7 +396,7 @@ export function deepFreeze<T>(value: T): T {
 
 /** The card as callers see it: the claim token stays inside the service. */
 export function publicCard(card: CardState): Card {
-  const { claim: _claim, blocks: _blocks, ...rest } = card;
+  const { claim: _claim, blocks: _blocks, submittedUnder: _submittedUnder, ...rest } = card;
   return rest;
 }
 

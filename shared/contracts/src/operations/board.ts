@@ -272,7 +272,8 @@ export const boardSubmitCard = defineOperation({
   description:
     'Ends your claim. outcome completed: the card goes to review with your summary and evidence; it needs evidence, attached now or before. ' +
     'outcome failed: the card goes back to ready for another attempt (or to blocked after repeated failures). Submit with the key that claimed the card (403 otherwise). ' +
-    'A worker never verifies its own card: another agent\'s key reviews it.',
+    'A worker never verifies its own card: another agent\'s key reviews it. ' +
+    'Sending the same completed submission again (same claimToken and summary, e.g. after a timeout or an outage lost its answer) changes nothing and answers alreadySubmitted: true: the first one was recorded.',
   owner,
   mode: 'rpc',
   http: { method: 'POST', path: '/v1/boards/:boardId/cards/:cardId/submission' },
@@ -286,7 +287,13 @@ export const boardSubmitCard = defineOperation({
       evidence: z.array(BoardEvidenceInputSchema).max(BOARD_LIMITS.evidencePerCall).default([]),
     })
     .strict(),
-  output: z.object({ boardId: text(), version: z.number().int().positive(), card: ShownCardSchema }),
+  output: z.object({
+    boardId: text(),
+    version: z.number().int().positive(),
+    card: ShownCardSchema,
+    /** True when this was a retry of the card's latest accepted submission (same claimToken and summary): it changed nothing, and the submission stands. */
+    alreadySubmitted: z.boolean(),
+  }),
   agentFacing: true,
   errors: { 403: 'Another agent\'s key holds the claim: submit with the key that claimed the card.' },
   example: {
