@@ -90,8 +90,12 @@ const DOCUMENTED: Record<string, Record<string, string[] | null>> = {
   vouch_board_diagnostics: { kind: null },
   vouch_board_lease_ttl_seconds: {},
   vouch_board_leaderless_seconds: {},
+  vouch_tenant_cost_units_total: { tenant: null },
+  vouch_tenant_budget_refusals_total: { tenant: null, limit: ['rate', 'concurrency'] },
+  vouch_tenant_queue_wait_seconds: { queue: null, tenant: null },
+  vouch_gateway_budget_checks_skipped_total: {},
 };
-const HISTOGRAMS = new Set(['vouch_job_duration_seconds', 'vouch_job_wait_seconds', 'vouch_http_request_duration_seconds', 'vouch_ledger_critique_duration_seconds', 'vouch_extractor_materialized_chars', 'vouch_extractor_prompt_chars', 'vouch_extractor_evidence_chars', 'vouch_vision_stage_duration_seconds', 'vouch_vision_ocr_confidence', 'vouch_board_dispatch_latency_seconds']);
+const HISTOGRAMS = new Set(['vouch_job_duration_seconds', 'vouch_job_wait_seconds', 'vouch_http_request_duration_seconds', 'vouch_ledger_critique_duration_seconds', 'vouch_extractor_materialized_chars', 'vouch_extractor_prompt_chars', 'vouch_extractor_evidence_chars', 'vouch_vision_stage_duration_seconds', 'vouch_vision_ocr_confidence', 'vouch_board_dispatch_latency_seconds', 'vouch_tenant_queue_wait_seconds']);
 /** Labels Prometheus attaches to every scraped series (scrape config and relabelling). */
 const TARGET_LABELS = ['job', 'instance', 'service', 'namespace', 'pod'];
 
@@ -588,6 +592,11 @@ describe('prometheus', () => {
     expect(exprs).toContainEqual(expect.stringMatching(/vouch_queue_jobs\{state="waiting"\}/));
     expect(exprs).toContainEqual(expect.stringMatching(/vouch_queue_jobs\{state="failed"\}.*>\s*0/));
     expect(exprs).toContainEqual(expect.stringMatching(/vouch_nodejs_eventloop_lag_seconds/));
+    // One tenant's share of the cost, only while another tenant is active too.
+    expect(exprs).toContainEqual(
+      expect.stringMatching(/sum by \(tenant\) \(rate\(vouch_tenant_cost_units_total\[10m\]\)\) \/ scalar\(sum\(rate\(vouch_tenant_cost_units_total\[10m\]\)\)\) \) > 0\.8 and on \(\) count\(.*vouch_tenant_cost_units_total.*\) > 1/),
+    );
+    expect(exprs).toContainEqual(expect.stringMatching(/histogram_quantile\(0\.99, sum by \(tenant, le\) \(rate\(vouch_tenant_queue_wait_seconds_bucket/));
   });
 
   it('use only documented metric names and labels', () => {
@@ -647,6 +656,9 @@ describe('grafana', () => {
       expect(all).toMatch(/histogram_quantile\([^\n]*vouch_http_request_duration_seconds_bucket/);
       expect(all).toMatch(/vouch_nodejs_eventloop_lag_seconds/);
       expect(all).toMatch(/vouch_ledger_critiques_total/);
+      expect(all).toMatch(/sum by \(tenant\) \(rate\(vouch_tenant_cost_units_total/);
+      expect(all).toMatch(/histogram_quantile\(0\.99, sum by \(tenant, le\) \(rate\(vouch_tenant_queue_wait_seconds_bucket/);
+      expect(all).toMatch(/sum by \(tenant, limit\) \(rate\(vouch_tenant_budget_refusals_total/);
     }
     if (file === 'vouch-vision-router.json') {
       const all = exprs.join('\n');

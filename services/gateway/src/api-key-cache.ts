@@ -21,6 +21,15 @@ export async function announceRevocation(redis: Redis, prefix: string, keyId: st
   return redis.publish(revocationChannel(prefix), keyId);
 }
 
+/**
+ * Tells every gateway on `prefix` to forget a key whose record changed (its
+ * budgets), so that its next request reads the key again. It travels on the
+ * revocations' channel: to a gateway both mean "forget this key now".
+ */
+export async function announceKeyChange(redis: Redis, prefix: string, keyId: string): Promise<number> {
+  return announceRevocation(redis, prefix, keyId);
+}
+
 interface Entry {
   /** The whole caller: tenant, scopes and the agent the key acts as, so a cached key acts as the same agent as a fresh lookup. */
   caller: Caller;

@@ -16,6 +16,7 @@ import { operationRoute } from './operation-route.js';
 import { DASHBOARD_PATH, queueDashboard } from './queue-dashboard.js';
 import { errorBodyOf, problemFromBody, sendProblem } from './problem.js';
 import type { QueueHub } from './queue-hub.js';
+import type { TenantBudgets } from './tenant-budgets.js';
 import { undecodablePathParams } from './request-text.js';
 
 export interface AppDeps {
@@ -25,6 +26,10 @@ export interface AppDeps {
   hub: QueueHub;
   /** Where waiting board.claimCard requests wait (not in a board-dispatcher job). */
   claimWaits: ClaimWaits;
+  /** Every tenant's rate and concurrency budgets (tenant-budgets.ts). */
+  budgets: TenantBudgets;
+  /** The most pixels an image's cost counts (MEDIA_MAX_PIXELS). */
+  maxImagePixels: number;
   logger: Logger;
   registry: Registry;
   version: string;
@@ -82,7 +87,7 @@ export function createApp(deps: AppDeps): express.Express {
   const gatewayHandlers = new Map(deps.handlers.map((h) => [h.operation.name, h]));
   const openapi = buildOpenApiDocument(operations, { version: deps.version });
   const tools = buildToolManifest(operations);
-  const callDeps = { pool: deps.pool, hub: deps.hub, claimWaits: deps.claimWaits, gatewayHandlers, logger: deps.logger };
+  const callDeps = { pool: deps.pool, hub: deps.hub, claimWaits: deps.claimWaits, budgets: deps.budgets, maxImagePixels: deps.maxImagePixels, gatewayHandlers, logger: deps.logger };
 
   const app = express();
   app.disable('x-powered-by');

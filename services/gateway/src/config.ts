@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MEDIA_MAX_BYTES, mediaBase64MaxLength } from '@vouch/contracts';
 import { commonEnvSchema, portVar } from '@vouch/platform';
+import { MAX_CONCURRENCY_BUDGET, MAX_RATE_BUDGET } from './key-budgets.js';
 
 /** The gateway's environment. */
 export const gatewayEnvSchema = commonEnvSchema.extend({
@@ -46,6 +47,31 @@ export const gatewayEnvSchema = commonEnvSchema.extend({
    * it finds work whose announcement was lost (pub/sub delivers at most once).
    */
   BOARD_CLAIM_SAFETY_POLL_MS: z.coerce.number().int().min(100, 'must be at least 100 (milliseconds)').max(60_000, 'must be at most 60000 (milliseconds)').default(5_000),
+  /**
+   * Cost units (operation-costs.ts) one tenant may spend per rate window,
+   * counted across every gateway in Redis; a key's `--rate` overrides it. The
+   * default is about ten seconds of service work a second, far above what one
+   * agent's calls cost, so only a flood reaches it.
+   */
+  TENANT_RATE_BUDGET: z.coerce
+    .number()
+    .int()
+    .min(1, 'must be at least 1 (cost units per window)')
+    .max(MAX_RATE_BUDGET, `must be at most ${MAX_RATE_BUDGET} (cost units per window)`)
+    .default(600_000),
+  /** The rate window, in seconds: a tenant's spent budget comes back whole this long after its first charge in the window. */
+  TENANT_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1, 'must be at least 1 (seconds)').max(86_400, 'must be at most 86400 (seconds, a day)').default(60),
+  /**
+   * Operations of one tenant in flight at once, across every gateway: from
+   * admission until the answer (a job operation: until it is queued). A
+   * key's `--concurrency` overrides it.
+   */
+  TENANT_CONCURRENCY_BUDGET: z.coerce
+    .number()
+    .int()
+    .min(1, 'must be at least 1 (operations in flight)')
+    .max(MAX_CONCURRENCY_BUDGET, `must be at most ${MAX_CONCURRENCY_BUDGET} (operations in flight)`)
+    .default(128),
 });
 export type GatewayEnv = z.infer<typeof gatewayEnvSchema>;
 

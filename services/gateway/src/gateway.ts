@@ -29,6 +29,7 @@ import { jobsGetHandler } from './jobs-operation.js';
 import { mediaHandlers } from './media/media-operations.js';
 import { QueueHub } from './queue-hub.js';
 import { systemStatusHandler } from './system-status.js';
+import { TenantBudgets } from './tenant-budgets.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
@@ -39,6 +40,8 @@ export interface RunningGateway {
   logger: Logger;
   metrics: PlatformMetrics;
   hub: QueueHub;
+  /** Every tenant's rate and concurrency budgets: their Redis keys, for tests and operators. */
+  budgets: TenantBudgets;
   /** Ordered stop: stop accepting requests, finish those in flight, then close queues, Redis and Postgres. */
   stop(): Promise<void>;
 }
@@ -46,7 +49,7 @@ export interface RunningGateway {
 /** Starts the gateway: migrations, connections, app, listener. `operations` replaces the table in tests. */
 export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; operations?: readonly OperationDef[] } = {}): Promise<RunningGateway> {
   const logger = opts.logger ?? createLogger({ service: 'gateway', level: env.LOG_LEVEL });
-  const metrics = createMetrics({ service: 'gateway' });
+  const metrics = createMetrics({ service: 'gateway', ...(env.METRICS_TENANT_LABELS !== undefined ? { tenantLabels: env.METRICS_TENANT_LABELS } : {}) });
   const schema = env.DB_SCHEMA ?? defaultSchema('gateway');
   await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: MIGRATIONS_DIR, logger, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS });
   const pool = createPool({ url: env.DATABASE_URL, schema, applicationName: 'gateway', max: 20, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS, statementTimeoutMs: env.PG_STATEMENT_TIMEOUT_MS });
@@ -76,6 +79,14 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
     registry: metrics.registry,
   });
   await claimWaits.start();
+  // Counted in Redis, so every replica sees the same spend; on the producer connection, so a check while Redis is down fails at once.
+  const budgets = new TenantBudgets({
+    redis: producer,
+    prefix: env.BULLMQ_PREFIX,
+    defaults: { rate: env.TENANT_RATE_BUDGET, windowSeconds: env.TENANT_RATE_WINDOW_SECONDS, concurrency: env.TENANT_CONCURRENCY_BUDGET },
+    registry: metrics.registry,
+    tenantLabel: metrics.tenantLabel,
+  });
   metrics.watchQueues(hub.all());
   await hub.listenAll();
   const startedAt = Date.now();
@@ -85,6 +96,8 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
     authenticate: (key) => keyCache.authenticate(key),
     hub,
     claimWaits,
+    budgets,
+    maxImagePixels: env.MEDIA_MAX_PIXELS,
     logger,
     registry: metrics.registry,
     version: GATEWAY_VERSION,
@@ -133,11 +146,12 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
       // Waiting claims answer claimed: false now rather than hold the drain for up to 25 s: the caller calls again, elsewhere.
       claimWaits.close();
       await drain.stop(env.SHUTDOWN_GRACE_MS);
+      budgets.close();
       await keyCache.close();
       await hub.close();
       await closeRedis(subscriber);
       await closeRedis(producer);
       await pool.end();
     })());
-  return { port, pool, logger, metrics, hub, stop };
+  return { port, pool, logger, metrics, hub, budgets, stop };
 }

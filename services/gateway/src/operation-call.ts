@@ -16,8 +16,11 @@ import type { ClaimWaits } from './claim-waits.js';
 import type { GatewayHandler } from './gateway-handler.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash, type IdempotencyClaim } from './idempotency.js';
 import { describeJob } from './jobs-operation.js';
+import { imagePixels, type ImageRequest } from './media/image-pixels.js';
+import { actualExtraCost, costModelOf, estimateCost } from './operation-costs.js';
 import { errorBodyOf, problemFromBody, type Problem } from './problem.js';
 import { bullJobId, publicJobId, queueFor, type QueueHub } from './queue-hub.js';
+import type { Admission, TenantBudgets } from './tenant-budgets.js';
 
 /** Default wait for an rpc operation served by a queue, when the operation names none. */
 const DEFAULT_RPC_TIMEOUT_MS = 30_000;
@@ -32,6 +35,10 @@ export interface CallDeps {
   gatewayHandlers: Map<string, GatewayHandler>;
   /** Where board.claimCard waits for work, instead of in a board-dispatcher job. */
   claimWaits: ClaimWaits;
+  /** Every tenant's rate and concurrency budgets, checked before an operation runs or is queued. */
+  budgets: TenantBudgets;
+  /** The most pixels an image's cost counts (MEDIA_MAX_PIXELS): no stage decodes more. */
+  maxImagePixels: number;
 }
 
 /** One call of an operation, from whichever front door it came through (an HTTP route, an MCP tool). */
@@ -153,6 +160,13 @@ function replay(status: number, body: unknown): CallOutcome {
   return { ok: true, status, body, replayed: true };
 }
 
+/** Estimates the call's cost (operation-costs.ts), looking up what its model needs, and admits it against the tenant's budgets or throws the 429. */
+async function admit(op: OperationDef, input: Record<string, unknown>, caller: Caller, deps: CallDeps): Promise<Admission> {
+  const model = costModelOf(op);
+  const facts = model.needsImage ? { imagePixels: await imagePixels(deps.pool, caller.tenant, input as ImageRequest, deps.maxImagePixels) } : {};
+  return deps.budgets.admit(caller, op.name, estimateCost(op, input, facts));
+}
+
 function errorFromBody(body: ReturnType<typeof decodeJobError>): VouchError {
   return new VouchError(body.code, body.message, { ...(body.fields ? { fields: body.fields } : {}), ...(body.details ? { details: body.details } : {}) });
 }
@@ -208,15 +222,20 @@ export async function callOperation(op: OperationDef, call: OperationCall, deps:
   }
 
   let answer: Answer;
+  let admission: Admission | undefined;
   try {
+    // Checked after the Idempotency-Key, so a replayed answer is never charged or refused. A request that re-attaches
+    // to an attempt in flight waits for that attempt's answer, charged once, to the request that started it.
+    if (!run?.reattach) admission = await admit(op, input, caller, deps);
     answer = await execute(op, input, caller, requestId, run, deps, call.signal);
+    if (admission && !answer.recorded) await admission.charge(actualExtraCost(op, answer.body));
   } catch (err) {
     const outcome = problemOf(err) as { ok: false; problem: Problem; replayed: false };
     const { problem } = outcome;
     // The answer hides internals; the log keeps them, under the request id the answer names.
     if (problem.status >= 500) deps.logger.error({ err, op: op.name, requestId }, `${op.name} failed: ${problem.code}`);
     if (run) {
-      // 4xx answers are final and replayed, but a 429 (too many waiting now) is a moment's refusal and frees
+      // 4xx answers are final and replayed, but a 429 (too many waiting now, a budget spent) is a moment's refusal and frees
       // the key, as a 5xx does: a retry runs again. A 504 keeps the attempt: the job is still queued or
       // running, and a retry re-attaches to it; but an ephemeral job is removed when its wait
       // times out, leaving nothing to re-attach to. Other 5xx answers free the key: a retry runs again.
@@ -225,6 +244,9 @@ export async function callOperation(op: OperationDef, call: OperationCall, deps:
       else if (!keepsAttempt) await releaseIdempotencyKey(deps.pool, caller.tenant, run.key, run.attempt).catch(() => {});
     }
     return outcome;
+  } finally {
+    // Every outcome frees the tenant's slot: an answer, a problem, a timeout, a caller that has gone.
+    await admission?.release();
   }
   if (answer.recorded) return replay(answer.status, answer.body);
   // Recorded before afterDelivery removes the job: a request waiting on this attempt finds the job's result or this record.

@@ -61,8 +61,18 @@ export function errorBodyOf(err: unknown): ErrorBody {
   return { code: ERROR_CODES.internal, message: 'internal error: the request id in this answer finds it in the logs' };
 }
 
+/**
+ * Seconds a problem asks the caller to wait: the time it names in
+ * `details.retryAfterSeconds` where it knows one (a rate budget's window
+ * ends then), RETRY_AFTER_SECONDS otherwise.
+ */
+export function retryAfterSeconds(problem: Pick<Problem, 'details'>): number {
+  const named = problem.details?.retryAfterSeconds;
+  return typeof named === 'number' && Number.isSafeInteger(named) && named > 0 ? named : RETRY_AFTER_SECONDS;
+}
+
 export function sendProblem(res: Response, problem: Problem): void {
-  if (problem.status === 503 || problem.status === 429) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+  if (problem.status === 503 || problem.status === 429) res.setHeader('Retry-After', String(retryAfterSeconds(problem)));
   if (problem.status === 401 && !res.hasHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', 'Bearer realm="vouch"');
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
 }

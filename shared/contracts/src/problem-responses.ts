@@ -15,8 +15,9 @@ export interface ProblemResponse {
  *
  * - every operation: 400 (its input is validated), 401 and 403 (a bearer key
  *   with the operation's scope), 408 and 431 (refused by the HTTP parser
- *   before any operation runs), 500 (an unexpected fault, told only in the
- *   logs), 503 (the key is checked against Postgres; queue operations need Redis);
+ *   before any operation runs), 429 (the tenant's rate or concurrency budget,
+ *   checked before any operation runs), 500 (an unexpected fault, told only in
+ *   the logs), 503 (the key is checked against Postgres; queue operations need Redis);
  * - a JSON body (POST): 409 (Idempotency-Key reuse), 413, 415;
  * - a path parameter: 404 (nothing of that id in the key's tenant);
  * - an rpc served by a queue: 504 (still running after its timeout);
@@ -40,6 +41,11 @@ export function problemResponses(op: OperationDef): ProblemResponse[] {
     byStatus.set(415, 'The body is not UTF-8 JSON: send `Content-Type: application/json`.');
   }
   byStatus.set(408, 'The request did not arrive within the gateway\'s time limit: send the whole request at once and retry.');
+  byStatus.set(
+    429,
+    'The API key\'s tenant has spent its rate budget (cost units per window) or holds its concurrency budget of operations in flight: `detail` and `details.limit` name which, ' +
+      'and `Retry-After` says when it frees (the rate window\'s end). An Idempotency-Key stays free for the retry.',
+  );
   byStatus.set(431, 'The request headers are larger than the gateway accepts: send fewer or smaller headers.');
   byStatus.set(
     500,

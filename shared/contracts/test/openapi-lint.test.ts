@@ -71,22 +71,23 @@ describe('problem answers, derived from what an operation is', () => {
       ...over,
     } as OperationDef);
 
-  it('gives every operation 400, 401, 403, 408, 431, 500 and 503, and a JSON body 409, 413 and 415', () => {
-    expect(statusesOf(probe({}))).toEqual([400, 401, 403, 408, 431, 500, 503]);
-    expect(statusesOf(probe({ http: { method: 'POST', path: '/v1/probe' } }))).toEqual([400, 401, 403, 408, 409, 413, 415, 431, 500, 503]);
+  it('gives every operation 400, 401, 403, 408, 429, 431, 500 and 503, and a JSON body 409, 413 and 415', () => {
+    expect(statusesOf(probe({}))).toEqual([400, 401, 403, 408, 429, 431, 500, 503]);
+    expect(statusesOf(probe({ http: { method: 'POST', path: '/v1/probe' } }))).toEqual([400, 401, 403, 408, 409, 413, 415, 429, 431, 500, 503]);
   });
 
   it('adds 404 for a path parameter and 504 for an rpc served by a queue, not for a job', () => {
     const path = { method: 'GET', path: '/v1/probe/:id' } as const;
-    expect(statusesOf(probe({ http: path }))).toEqual([400, 401, 403, 404, 408, 431, 500, 503]);
-    expect(statusesOf(probe({ http: path, owner: { queue: 'ledger-critic' } }))).toEqual([400, 401, 403, 404, 408, 431, 500, 503, 504]);
-    expect(statusesOf(probe({ http: path, owner: { queue: 'ledger-critic' }, mode: 'job' }))).toEqual([400, 401, 403, 404, 408, 431, 500, 503]);
+    expect(statusesOf(probe({ http: path }))).toEqual([400, 401, 403, 404, 408, 429, 431, 500, 503]);
+    expect(statusesOf(probe({ http: path, owner: { queue: 'ledger-critic' } }))).toEqual([400, 401, 403, 404, 408, 429, 431, 500, 503, 504]);
+    expect(statusesOf(probe({ http: path, owner: { queue: 'ledger-critic' }, mode: 'job' }))).toEqual([400, 401, 403, 404, 408, 429, 431, 500, 503]);
   });
 
   it('adds what an operation declares, and joins it to a derived answer of the same status', () => {
     const op = probe({ http: { method: 'POST', path: '/v1/probe' }, errors: { 429: 'slow down', 409: 'the probe is busy.' } });
     expect(statusesOf(op)).toEqual([400, 401, 403, 408, 409, 413, 415, 429, 431, 500, 503]);
     expect(problemResponses(op).find((r) => r.status === 409)?.description).toMatch(/^the probe is busy\. Or: The Idempotency-Key/);
+    expect(problemResponses(op).find((r) => r.status === 429)?.description).toMatch(/^slow down Or: The API key's tenant has spent its rate budget/);
   });
 
   it('documents each problem answer of each operation as problem+json, with Retry-After on 429 and 503', () => {

@@ -33,6 +33,12 @@ export const commonEnvSchema = z.object({
    * queue). WORKER_CONCURRENCY or more turns the limit off.
    */
   TENANT_CONCURRENCY: z.coerce.number().int().min(1, 'must be at least 1').max(256, 'must be at most 256').optional(),
+  /**
+   * Tenants a process names in its tenant-labelled metrics; later ones are
+   * counted as `_other` (tenant-label.ts). Unset: 100. Each named tenant is a
+   * set of series per metric in Prometheus.
+   */
+  METRICS_TENANT_LABELS: z.coerce.number().int().min(0, 'must be at least 0 (0: every tenant is counted as _other)').max(10_000, 'must be at most 10000').optional(),
 });
 export type CommonEnv = z.infer<typeof commonEnvSchema>;
 

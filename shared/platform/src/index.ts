@@ -10,6 +10,7 @@ export * from './redis.js';
 export * from './event-stream.js';
 export * from './postgres.js';
 export * from './metrics.js';
+export * from './tenant-label.js';
 export * from './handlers.js';
 export * from './failure-kind.js';
 export * from './classify-ollama-failure.js';

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { tenantLabeller } from './tenant-label.js';
 
 /** Job states read for the depth gauge, as BullMQ names them. */
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized', 'waiting-children'] as const;
@@ -19,6 +20,10 @@ export interface PlatformMetrics {
   jobsDeferred: Counter<'queue'>;
   /** Time from a job's add to the start of its first attempt, deferrals included. */
   jobWait: Histogram<'queue'>;
+  /** jobWait by tenant, under a bounded tenant label (tenantLabel). */
+  tenantQueueWait: Histogram<'queue' | 'tenant'>;
+  /** The label value for a tenant: its name for the first METRICS_TENANT_LABELS tenants this process meets, `_other` after (tenant-label.ts). */
+  tenantLabel(tenant: string): string;
   /** Reports these queues' depth by state, read from Redis at scrape time. */
   watchQueues(queues: CountableQueue[]): void;
 }
@@ -28,7 +33,12 @@ export interface PlatformMetrics {
  * prefixed `vouch_` and labelled with the service. Each process makes one;
  * tests make their own so registries never collide.
  */
-export function createMetrics(opts: { service: string; collectDefaults?: boolean }): PlatformMetrics {
+export function createMetrics(opts: {
+  service: string;
+  collectDefaults?: boolean;
+  /** Tenants named in tenant-labelled metrics before the rest count as `_other` (METRICS_TENANT_LABELS; 100 by default). */
+  tenantLabels?: number;
+}): PlatformMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service: opts.service });
   if (opts.collectDefaults ?? true) collectDefaultMetrics({ register: registry, prefix: 'vouch_' });
@@ -53,11 +63,20 @@ export function createMetrics(opts: { service: string; collectDefaults?: boolean
     labelNames: ['queue'] as const,
     registers: [registry],
   });
+  const waitBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
   const jobWait = new Histogram({
     name: 'vouch_job_wait_seconds',
     help: "Time from a job's add to the start of its first attempt, deferrals included.",
     labelNames: ['queue'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    buckets: waitBuckets,
+    registers: [registry],
+  });
+  // The tenant label is bounded per process (tenant-label.ts): the first METRICS_TENANT_LABELS tenants, then `_other`.
+  const tenantQueueWait = new Histogram({
+    name: 'vouch_tenant_queue_wait_seconds',
+    help: "Time from a job's add to the start of its first attempt, by queue and tenant (tenants past METRICS_TENANT_LABELS count as _other).",
+    labelNames: ['queue', 'tenant'] as const,
+    buckets: waitBuckets,
     registers: [registry],
   });
 
@@ -89,6 +108,8 @@ export function createMetrics(opts: { service: string; collectDefaults?: boolean
     jobDuration,
     jobsDeferred,
     jobWait,
+    tenantQueueWait,
+    tenantLabel: tenantLabeller(opts.tenantLabels),
     watchQueues(queues) {
       for (const q of queues) if (!watched.includes(q)) watched.push(q);
     },

@@ -81,7 +81,7 @@ export function defaultSchema(service: string): string {
 export async function startQueueService(spec: QueueServiceSpec): Promise<RunningQueueService> {
   const { env } = spec;
   const logger = spec.logger ?? createLogger({ service: spec.service, level: env.LOG_LEVEL });
-  const metrics = spec.metrics ?? createMetrics({ service: spec.service });
+  const metrics = spec.metrics ?? createMetrics({ service: spec.service, ...(env.METRICS_TENANT_LABELS !== undefined ? { tenantLabels: env.METRICS_TENANT_LABELS } : {}) });
   const schema = env.DB_SCHEMA ?? defaultSchema(spec.service);
   const pool = createPool({ url: env.DATABASE_URL, schema, applicationName: spec.service, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS, statementTimeoutMs: env.PG_STATEMENT_TIMEOUT_MS });
   const closers: Array<() => Promise<unknown>> = [];

@@ -215,7 +215,11 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
     const jobLogger = logger.child({ op: op.name, jobId: job.id, tenant: envelope.tenant, ...(actor?.data ? { agent: actor.data.agent } : {}), requestId: envelope.requestId, attempt: job.attemptsMade + 1 });
     const slot = await takeTenantSlot(job, envelope.tenant, token, jobLogger);
     try {
-      if (job.attemptsMade === 0) metrics.jobWait.observe({ queue: opts.queue }, Math.max(0, Date.now() - job.timestamp) / 1000);
+      if (job.attemptsMade === 0) {
+        const waited = Math.max(0, Date.now() - job.timestamp) / 1000;
+        metrics.jobWait.observe({ queue: opts.queue }, waited);
+        metrics.tenantQueueWait.observe({ queue: opts.queue, tenant: metrics.tenantLabel(envelope.tenant) }, waited);
+      }
       let output: unknown;
       try {
         output = await handler.handle(parsed.data, { tenant: envelope.tenant, actor: actor?.data, requestId: envelope.requestId, job, logger: jobLogger });
