@@ -94,7 +94,12 @@ start() { # name, extra env...
 for dir in services/*/; do
   name=$(basename "$dir")
   [ -f "$dir/src/main.ts" ] || continue
-  start "$name" NODE_ENV=production
+  if [ "$name" = vision-router ]; then
+    # glibc keeps large images' decoding memory resident without it (MALLOC_ENV in its src/config.ts).
+    start "$name" NODE_ENV=production MALLOC_MMAP_THRESHOLD_=131072
+  else
+    start "$name" NODE_ENV=production
+  fi
 done
 
 wait_ready() { # name url

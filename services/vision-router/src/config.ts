@@ -5,6 +5,20 @@ import { commonEnvSchema, portVar } from '@vouch/platform';
 /** OCR workers by default: one per core, at most 4 (each holds ~40 MB of WASM and language data). */
 export const DEFAULT_OCR_WORKERS = Math.max(1, Math.min(4, availableParallelism()));
 
+/**
+ * The glibc malloc setting the vision-router process must start with
+ * (deploy/k8s/base/vision-router.yaml, docker-compose.yml and scripts/up.sh
+ * set it). By default glibc raises its mmap threshold after each large free,
+ * up to 32 MB, so later decoding buffers come from heaps that fragment and
+ * stay resident. After four 40 MP images, with both OCR workers already
+ * replaced, RSS took 41 s to come back to 18 % above its pre-flood value
+ * without it, and 2 s to come within 20 % with the threshold fixed at
+ * glibc's initial 128 KiB (memory-returns.test.ts). glibc reads it before
+ * any code runs, so the service can only check it: it warns at start when
+ * it is unset.
+ */
+export const MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' } as const;
+
 const int = (min: number, max: number, what: string) => z.coerce.number().int(`${what} must be a whole number`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 
 /** The vision-router's environment. */
@@ -17,6 +31,15 @@ export const visionRouterEnvSchema = commonEnvSchema.extend({
   OCR_WORKERS: int(1, 32, 'OCR_WORKERS').default(DEFAULT_OCR_WORKERS),
   /** tesseract.js advises recycling workers in long-running servers: WASM memory only grows and the adaptive dictionary keeps learning. */
   OCR_RECYCLE_AFTER: int(1, 100_000, 'OCR_RECYCLE_AFTER').default(200),
+  /**
+   * A worker that read an image above this many pixels (after read-text's
+   * resizing, so at most 16 MP) is replaced once idle: its heap grew about
+   * 15 bytes a pixel for it (docs/ocr.md). At 4 MP a 1080p screenshot's
+   * worker stays and a 12 MP phone photo's is replaced.
+   */
+  OCR_RECYCLE_ABOVE_PIXELS: int(100_000, 268_402_689, 'OCR_RECYCLE_ABOVE_PIXELS').default(4_000_000),
+  /** How long such a worker waits for another job first: a flood of large images reuses it instead of restarting it (~0.5 s) each time. */
+  OCR_RECYCLE_IDLE_MS: int(0, 600_000, 'OCR_RECYCLE_IDLE_MS').default(2_000),
   OCR_WORKER_START_TIMEOUT_MS: int(1_000, 300_000, 'OCR_WORKER_START_TIMEOUT_MS').default(30_000),
   /** One recognition's deadline; past it the worker is replaced and the OCR stage is unresolved. */
   OCR_TIMEOUT_MS: int(1_000, 600_000, 'OCR_TIMEOUT_MS').default(60_000),

@@ -21,6 +21,14 @@ export interface OcrPoolOptions {
   size: number;
   /** Jobs a worker runs before it is replaced. */
   recycleAfter: number;
+  /**
+   * A worker that has read an image of more than this many pixels is
+   * replaced once it has been idle recycleIdleMs: its WASM heap grew for that
+   * image and never shrinks. Unset: only recycleAfter replaces workers.
+   */
+  recycleAbovePixels?: number;
+  /** How long a grown worker waits for its next job before it is replaced; a flood reuses it meanwhile. */
+  recycleIdleMs?: number;
   startTimeoutMs: number;
   /** One recognition's deadline; past it the worker is terminated and replaced. */
   jobTimeoutMs: number;
@@ -45,7 +53,16 @@ export class OcrUnavailable extends Error {}
 interface Slot {
   worker: Worker | undefined;
   jobs: number;
+  /** The most pixels of any image this worker has read: what its WASM heap grew to hold. */
+  largestPixels: number;
   busy: boolean;
+  idleTimer: NodeJS.Timeout | undefined;
+}
+
+/** Pixels in an image's header; 0 when it has none sharp can read (tesseract.js then refuses the bytes anyway). */
+async function pixelsOf(image: Buffer): Promise<number> {
+  const meta = await sharp(image).metadata().catch(() => undefined);
+  return (meta?.width ?? 0) * (meta?.height ?? 0);
 }
 
 /**
@@ -56,14 +73,22 @@ interface Slot {
  * deadline (a failed language load never settles createWorker's promise),
  * a per-job deadline (a dead thread never answers), and is recycled after
  * recycleAfter jobs. Callers wait for a free worker in arrival order.
+ *
+ * WASM memory never shrinks: a worker that read a 10-megapixel page keeps
+ * about 170 MB more than a fresh one until it is terminated (docs/ocr.md).
+ * So a worker that read more than recycleAbovePixels is replaced once it
+ * has been idle recycleIdleMs: back-to-back large images reuse the grown
+ * heap, and the memory returns when the flood ends.
  */
 export class OcrPool {
   private readonly slots: Slot[];
   private readonly waiting: Array<(slot: Slot) => void> = [];
+  /** Idle recycles in progress, which close() waits for. */
+  private readonly recycling = new Set<Promise<void>>();
   private closed = false;
 
   constructor(private readonly opts: OcrPoolOptions) {
-    this.slots = Array.from({ length: opts.size }, () => ({ worker: undefined, jobs: 0, busy: false }));
+    this.slots = Array.from({ length: opts.size }, () => ({ worker: undefined, jobs: 0, largestPixels: 0, busy: false, idleTimer: undefined }));
   }
 
   get size(): number {
@@ -113,6 +138,7 @@ export class OcrPool {
     const free = this.slots.find((s) => !s.busy);
     if (free) {
       free.busy = true;
+      clearTimeout(free.idleTimer);
       return Promise.resolve(free);
     }
     return new Promise((resolve) => this.waiting.push(resolve));
@@ -120,22 +146,53 @@ export class OcrPool {
 
   private release(slot: Slot): void {
     const next = this.waiting.shift();
-    if (next) next(slot);
-    else slot.busy = false;
+    if (next) {
+      next(slot);
+      return;
+    }
+    slot.busy = false;
+    const { recycleAbovePixels, recycleIdleMs = 0 } = this.opts;
+    if (recycleAbovePixels !== undefined && slot.largestPixels > recycleAbovePixels && !this.closed) {
+      slot.idleTimer = setTimeout(() => {
+        const recycled = this.recycleIdle(slot);
+        this.recycling.add(recycled);
+        void recycled.finally(() => this.recycling.delete(recycled));
+      }, recycleIdleMs);
+    }
+  }
+
+  /** Replaces a grown worker that stayed idle, and starts its successor now so the next job does not wait for it. */
+  private async recycleIdle(slot: Slot): Promise<void> {
+    if (slot.busy || this.closed) return;
+    slot.busy = true;
+    try {
+      this.opts.onEvent?.('recycled');
+      await this.retire(slot);
+      // close() waits for this, then retires the successor with the rest.
+      slot.worker = await this.start();
+    } catch (err) {
+      // The next job starts a worker for this slot (and reports the failure).
+      this.opts.logger?.warn({ err: String(err) }, 'an OCR worker could not be restarted after recycling');
+    } finally {
+      this.release(slot);
+    }
   }
 
   private async retire(slot: Slot): Promise<void> {
     const worker = slot.worker;
     slot.worker = undefined;
     slot.jobs = 0;
+    slot.largestPixels = 0;
     await worker?.terminate().catch(() => {});
   }
 
   /** Recognises one image (PNG/JPEG bytes): text, page confidence, and the block tree with boxes. */
   async recognize(image: Buffer): Promise<Page> {
+    const pixels = await pixelsOf(image);
     const slot = await this.acquire();
     try {
       slot.worker ??= await this.start();
+      slot.largestPixels = Math.max(slot.largestPixels, pixels);
       const worker = slot.worker;
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_, reject) => {
@@ -166,9 +223,11 @@ export class OcrPool {
     }
   }
 
-  /** Terminates every worker; waits for each, so no thread outlives the pool. */
+  /** Terminates every worker, a successor being started included; waits for each, so no thread outlives the pool. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const slot of this.slots) clearTimeout(slot.idleTimer);
+    await Promise.all(this.recycling);
     await Promise.all(this.slots.map((s) => this.retire(s)));
   }
 }

@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import type { OcrOutput } from '@vouch/contracts';
 import { OCR_MIN_CONFIDENCE } from './domain/assess-coverage.js';
 import { estimateLineHeight } from './domain/line-height.js';
@@ -26,18 +26,39 @@ interface Prepared {
   steps: string[];
 }
 
-/** EXIF rotation, transparency flattened onto white (transparent pixels are black underneath), greyscale, then resized for OCR. */
+/** EXIF orientations 5–8 turn the image a quarter: the upright image is height × width. */
+function uprightSize(image: CheckedImage): { width: number; height: number } {
+  return (image.meta.orientation ?? 1) >= 5 ? { width: image.height, height: image.width } : { width: image.width, height: image.height };
+}
+
+/**
+ * EXIF rotation, transparency flattened onto white (transparent pixels are
+ * black underneath), greyscale, then resized for OCR. Only a short image is
+ * decoded into memory whole, for its line height; any other streams through
+ * one libvips pipeline, so no JS buffer holds a 40 MP image decoded (V8
+ * frees such a buffer only when it next collects: 10–20 s later on an idle
+ * process, measured).
+ */
 async function prepare(image: CheckedImage, maxPixels: number): Promise<Prepared> {
-  const upright = await sharp(image.bytes, { limitInputPixels: maxPixels }).rotate().flatten({ background: '#ffffff' }).greyscale().raw().toBuffer({ resolveWithObject: true });
-  const { width, height } = upright.info;
+  const upright = () => sharp(image.bytes, { limitInputPixels: maxPixels }).rotate().flatten({ background: '#ffffff' }).greyscale();
   const steps = ['EXIF orientation applied', 'flattened onto white', 'greyscale'];
-  const long = Math.max(width, height);
+  let { width, height } = uprightSize(image);
   let scale = 1;
-  const lineHeight = height < UPSCALE_BELOW_HEIGHT ? estimateLineHeight(upright.data, width, height) : undefined;
-  if (height < UPSCALE_BELOW_HEIGHT && (lineHeight ?? 0) < TALL_ENOUGH_LINE && long * 2 <= MAX_OCR_SIDE) scale = 2;
-  else if (lineHeight !== undefined && height < UPSCALE_BELOW_HEIGHT) steps.push(`not upscaled: lines are already about ${lineHeight} px tall`);
-  else if (long > MAX_OCR_SIDE) scale = MAX_OCR_SIDE / long;
-  let pipeline = sharp(upright.data, { raw: { width, height, channels: 1 } });
+  let pipeline: Sharp;
+  if (height < UPSCALE_BELOW_HEIGHT) {
+    const decoded = await upright().raw().toBuffer({ resolveWithObject: true });
+    ({ width, height } = decoded.info);
+    const long = Math.max(width, height);
+    const lineHeight = estimateLineHeight(decoded.data, width, height);
+    if ((lineHeight ?? 0) < TALL_ENOUGH_LINE && long * 2 <= MAX_OCR_SIDE) scale = 2;
+    else if (lineHeight !== undefined) steps.push(`not upscaled: lines are already about ${lineHeight} px tall`);
+    else if (long > MAX_OCR_SIDE) scale = MAX_OCR_SIDE / long;
+    pipeline = sharp(decoded.data, { raw: { width, height, channels: 1 } });
+  } else {
+    const long = Math.max(width, height);
+    if (long > MAX_OCR_SIDE) scale = MAX_OCR_SIDE / long;
+    pipeline = upright();
+  }
   if (scale !== 1) {
     pipeline = pipeline.resize(Math.round(width * scale), Math.round(height * scale), { kernel: 'lanczos3' });
     steps.push(scale > 1 ? `upscaled ×${scale} (Lanczos)` : `downscaled to ${MAX_OCR_SIDE} px on the long side`);

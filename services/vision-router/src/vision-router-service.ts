@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@vouch/contracts';
 import { redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import { createAuxiliaryVision } from './auxiliary-vision.js';
-import type { VisionRouterEnv } from './config.js';
+import { MALLOC_ENV, type VisionRouterEnv } from './config.js';
 import { gatewayMediaReader } from './gateway-media-store.js';
 import { createVisionMetrics, type VisionMetrics } from './metrics.js';
 import { OcrPool } from './ocr-pool.js';
@@ -54,9 +54,15 @@ export async function startVisionRouter(env: VisionRouterEnv, overrides: VisionR
       const pruned = await pruneOldEvidence(pool, env.VISION_RETENTION_DAYS);
       if (pruned.packets || pruned.cached) logger.info({ ...pruned, retentionDays: env.VISION_RETENTION_DAYS }, 'forgot old evidence packets');
       const visionMetrics = createVisionMetrics(metrics.registry);
+      const glibc = (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime !== undefined;
+      if (glibc && process.env.MALLOC_MMAP_THRESHOLD_ === undefined) {
+        logger.warn({ set: MALLOC_ENV }, 'MALLOC_MMAP_THRESHOLD_ is unset: memory used to decode large images may stay resident after them (docs/ocr.md); start the process with it set');
+      }
       ocr = new OcrPool({
         size: env.OCR_WORKERS,
         recycleAfter: env.OCR_RECYCLE_AFTER,
+        recycleAbovePixels: env.OCR_RECYCLE_ABOVE_PIXELS,
+        recycleIdleMs: env.OCR_RECYCLE_IDLE_MS,
         startTimeoutMs: env.OCR_WORKER_START_TIMEOUT_MS,
         jobTimeoutMs: env.OCR_TIMEOUT_MS,
         logger,
@@ -73,6 +79,7 @@ export async function startVisionRouter(env: VisionRouterEnv, overrides: VisionR
       logger.info(
         {
           ocrWorkers: env.OCR_WORKERS,
+          ocrRecycle: { afterJobs: env.OCR_RECYCLE_AFTER, abovePixels: env.OCR_RECYCLE_ABOVE_PIXELS, idleMs: env.OCR_RECYCLE_IDLE_MS },
           gatewaySchema: env.GATEWAY_DB_SCHEMA,
           auxiliaryVision: auxiliary.configured ? { host: redactUrl(env.OLLAMA_HOST ?? ''), model: env.VISION_MODEL, timeoutMs: env.VISION_TIMEOUT_MS } : 'off: OLLAMA_HOST is unset',
         },

@@ -12,6 +12,9 @@ describe('vision-router configuration', () => {
       OCR_WORKERS: DEFAULT_OCR_WORKERS,
       GATEWAY_DB_SCHEMA: 'gateway',
       VISION_MAX_PIXELS: 40_000_000,
+      OCR_RECYCLE_AFTER: 200,
+      OCR_RECYCLE_ABOVE_PIXELS: 4_000_000,
+      OCR_RECYCLE_IDLE_MS: 2_000,
       VISION_MODEL: 'moondream',
       LOCK_DURATION_MS: 60_000,
     });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkImage } from '../src/observe-image.js';
 import { OcrPool } from '../src/ocr-pool.js';
 import { readText } from '../src/read-text.js';
+import { largePage } from './large-page.js';
 import { renderText, type TextImage } from './render-text.js';
 
 const MAX_PIXELS = 40_000_000;
@@ -72,6 +73,22 @@ describe('OCR of rendered text', { timeout: 120_000 }, () => {
     const sideways = await sharp(await sharp(upright).rotate(-90).toBuffer()).withMetadata({ orientation: 6 }).jpeg({ quality: 95 }).toBuffer();
     const result = await readText(pool, await checkImage(sideways, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
     expect(result).toMatchObject({ ok: true, output: { text: 'Gate B12 closes 10:45', rotatedBy: 0 } });
+  });
+
+  it('streams a large sideways photo through rotation and downscaling, with boxes in the upright image\'s pixels', async () => {
+    // Upright 5000×800 (long side above 4000), stored turned with EXIF 6: the streamed path, not the decoded one.
+    const upright = await largePage(5000, 800, 'R');
+    const sideways = await sharp(await sharp(upright).rotate(-90).toBuffer()).withMetadata({ orientation: 6 }).jpeg({ quality: 95 }).toBuffer();
+    const result = await readText(pool, await checkImage(sideways, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
+    if (!result.ok) throw new Error(result.reason);
+    expect(result.output.lines.map((l) => l.text)).toEqual(['Invoice R-0: total due 1,234.56 EUR', 'Invoice R-1: total due 1,234.56 EUR', 'Invoice R-2: total due 1,234.56 EUR']);
+    expect(result.output.preprocessing).toContain('downscaled to 4000 px on the long side');
+    // largePage draws each line 5 % in (250 px) plus the text's 24 px padding, and the first 8 % down (64 px) plus the padding.
+    const [invoice] = result.output.words;
+    expect(invoice!.box.x0).toBeGreaterThanOrEqual(266);
+    expect(invoice!.box.x0).toBeLessThanOrEqual(282);
+    expect(invoice!.box.y0).toBeGreaterThanOrEqual(80);
+    expect(invoice!.box.y0).toBeLessThanOrEqual(100);
   });
 
   it('flattens transparent images onto white before reading (dark text on a transparent background)', async () => {
