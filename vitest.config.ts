@@ -21,6 +21,8 @@ const ALL = ['shared/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'harn
 /** Tests that touch neither Redis, Postgres nor a child process. */
 export const UNIT = [
   'deploy/test/deploy-config.test.ts',
+  'deploy/test/promql.test.ts',
+  'harness/test/harness-judge.test.ts',
   'services/board-dispatcher/test/board-diagnostics-mutants.test.ts',
   'services/board-dispatcher/test/board-domain-mutants.test.ts',
   'services/board-dispatcher/test/board-domain.test.ts',
@@ -50,6 +52,7 @@ export const UNIT = [
   'services/ledger-critic/test/render-ledger.test.ts',
   'services/vision-router/test/config.test.ts',
   'services/vision-router/test/observe-image.test.ts',
+  'services/vision-router/test/ocr-pool.test.ts',
   'services/vision-router/test/plan-evidence.test.ts',
   'services/vision-router/test/read-text.test.ts',
   'services/vision-router/test/run-ladder.test.ts',
@@ -80,6 +83,8 @@ export const UNIT = [
 /** Tests that start processes, the full stack or a clone. */
 export const SYSTEM = [
   'deploy/test/gpu-overlay.test.ts',
+  'deploy/test/gpu-pod-scripts.test.ts',
+  'deploy/test/image-files.test.ts',
   'services/board-dispatcher/test/dispatcher-processes.test.ts',
   'services/board-dispatcher/test/redis-restart.test.ts',
   'services/extractor/test/gpu-gate-cli.test.ts',
@@ -95,6 +100,7 @@ export const SYSTEM = [
   'services/gateway/test/tenant-isolation.test.ts',
   'services/ledger-critic/test/process-startup.test.ts',
   'services/ledger-critic/test/worker-crash.test.ts',
+  'services/vision-router/test/memory-returns.test.ts',
   'services/vision-router/test/worker-crash.test.ts',
   'shared/contracts/test/openapi-lint.test.ts',
   'shared/platform/test/local-stack.test.ts',

@@ -8,6 +8,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { runtimeImageProblems } from './dockerfile-rules.js';
 
 type Obj = Record<string, unknown>;
 
@@ -314,6 +315,21 @@ describe('Dockerfile', () => {
   it('builds with turbo and ships production dependencies only', () => {
     expect(allLines('build').join('\n')).toMatch(/turbo run build/);
     expect(text).toMatch(/npm ci --omit=dev|npm prune --omit=dev/);
+  });
+
+  it("gives the runtime image only the service's own production dependencies and built files (image-files.mjs)", () => {
+    expect(runtimeImageProblems(text)).toEqual([]);
+    expect(existsSync(join(deploy, 'image-files.mjs'))).toBe(true);
+    const ignored = read(root, '.dockerignore').split(/\r?\n/).map((l) => l.trim());
+    expect(ignored.filter((l) => l === 'deploy' || l === 'deploy/' || l === 'deploy/image-files.mjs'), '.dockerignore keeps image-files.mjs in the context').toEqual([]);
+    // The image of before: every service's dependencies, and shared/ with its sources and tests.
+    const everything = text.replace(/^COPY --from=image-files \/image\/ \.\/$/m, 'COPY --from=prod-deps /app/ ./\nCOPY --from=build /out/shared/ ./shared/').replace(/ --workspace "services\/\$\{SERVICE\}"/, '');
+    expect(everything).not.toBe(text);
+    expect(runtimeImageProblems(everything)).toEqual([
+      'prod-deps does not install the production dependencies of services/$SERVICE alone (npm ci --omit=dev --workspace services/${SERVICE})',
+      'runtime: COPY --from=prod-deps /app/ ./: the image takes only the files image-files.mjs listed',
+      'runtime: COPY --from=build /out/shared/ ./shared/: the image takes only the files image-files.mjs listed',
+    ]);
   });
 
   it('selects the service with ARG SERVICE and runs it as the node user', () => {

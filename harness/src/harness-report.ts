@@ -31,6 +31,8 @@ export interface Checkpoint {
   largestPromptChars: number;
   parentEvidenceChars: number;
   extractor: { kind: string; model: string | null; digest: string | null; gpuUuid: string | null; node: string };
+  /** The GPU(s) the service's gate saw Ollama's runner on for this artifact's generations, as the extract records it. */
+  gpuUuidObserved: string | null;
   passed: boolean;
   problems: string[];
   at: string;
@@ -39,7 +41,11 @@ export interface Checkpoint {
 export interface TerminalReport {
   type: 'terminal';
   accepted: boolean;
+  /** Files acceptance needs (20): a run of any other count is never accepted. */
+  requiredArtifacts: number;
   artifacts: number;
+  /** Checkpoints written: one per artifact judged. */
+  checkpoints: number;
   passed: number;
   failed: number;
   largestPromptChars: number;

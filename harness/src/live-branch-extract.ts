@@ -5,11 +5,13 @@
  * channel inside, records each through the extractor's queue (artifact.read)
  * and extracts both requirements from each in isolation (one artifact.extract
  * job per file on the GPU queue). Fails if a requirement is unresolved,
- * unanchored, wrong or omitted. Requires HARNESS_APPROVED_GPU_UUID and runs
- * its own GPU gate before the first generation; a gate failure stops it
- * before anything is generated. HARNESS_REPORT_FILE gets a checkpoint per
- * artifact (no source text) and a terminal report; the run is accepted only
- * with the terminal report.
+ * unanchored, wrong or omitted, or if an extract's generations ran on a GPU
+ * other than the approved one (as the service's gate observed it). Requires
+ * HARNESS_APPROVED_GPU_UUID and runs its own GPU gate before the first
+ * generation; a gate failure stops it before anything is generated.
+ * HARNESS_REPORT_FILE gets a checkpoint per artifact (no source text) and a
+ * terminal report; the run is accepted only with the terminal report, and
+ * only for exactly twenty files (HARNESS_FILES set otherwise is a smoke run).
  *
  * It starts an extractor in this process on its own BullMQ prefix and
  * Postgres schema (removed afterwards), so it never touches a deployment's
@@ -21,10 +23,11 @@ import { pathToFileURL } from 'node:url';
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import pg from 'pg';
 import { QUEUES, decodeJobError, type Artifact, type DerivedExtract, type JobEnvelope, type QueueName } from '@vouch/contracts';
-import { DEFAULT_GPU_CLASS_MINIMUM, extractorEnvSchema, parseAllowlist, runGpuGate, startExtractor, type RunningExtractor } from '@vouch/extractor';
+import { DEFAULT_GPU_CLASS_MINIMUM, DEFAULT_KEEP_ALIVE, extractorEnvSchema, parseAllowlist, runGpuGate, startExtractor, type RunningExtractor } from '@vouch/extractor';
 import { QUEUE_STREAMS, createLogger, parseConfig } from '@vouch/platform';
-import { harnessFiles, type HarnessFile } from './harness-files.js';
-import { ReportFile, type Checkpoint, type CheckpointRequirement } from './harness-report.js';
+import { harnessFiles } from './harness-files.js';
+import { ACCEPTANCE_FILES, HARNESS_REQUIREMENTS, judge, parseFileCount } from './harness-judge.js';
+import { ReportFile, type Checkpoint } from './harness-report.js';
 
 export interface HarnessOutcome {
   accepted: boolean;
@@ -34,11 +37,6 @@ export interface HarnessOutcome {
   passed: number;
   problems: string[];
 }
-
-const REQUIREMENTS = [
-  { id: 'baudRate', description: 'the exact UART baudRate the bridge is configured with' },
-  { id: 'channel', description: 'the exact radio channel the bridge uses' },
-];
 
 class QueueClient {
   readonly queue: Queue<JobEnvelope>;
@@ -67,28 +65,20 @@ class QueueClient {
   }
 }
 
-/** Checks one extract against the planted values; no source text leaves this function. */
-export function judge(file: HarnessFile, extract: DerivedExtract): { requirements: CheckpointRequirement[]; problems: string[] } {
-  const problems: string[] = [];
-  const requirements = REQUIREMENTS.map(({ id }): CheckpointRequirement => {
-    const r = extract.requirements.find((x) => x.id === id);
-    if (!r) {
-      problems.push(`${id}: omitted from the derived evidence`);
-      return { id, status: 'omitted', anchorLines: null, exact: false, code: null };
-    }
-    if (r.status === 'unresolved') {
-      problems.push(`${id}: unresolved (${r.code})`);
-      return { id, status: 'unresolved', anchorLines: null, exact: false, code: r.code };
-    }
-    const exact = r.value === file.expected[id as 'baudRate' | 'channel'];
-    if (!exact) problems.push(`${id}: wrong value`);
-    if (!r.anchor.quote.includes(r.value) || r.anchor.startLine < 1) problems.push(`${id}: unanchored`);
-    if (!extract.evidence.includes(`${id} = ${r.value}`)) problems.push(`${id}: missing from the evidence handed to the parent`);
-    return { id, status: 'satisfied', anchorLines: [r.anchor.startLine, r.anchor.endLine], exact, code: null };
+/** The job's result, or the extractor's gate failure if its gate fails first (checked every 100 ms). */
+async function untilGateFails<T>(extractor: RunningExtractor, job: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const failed = new Promise<never>((_, reject) => {
+    timer = setInterval(() => {
+      const gate = extractor.gate();
+      if (gate.state === 'failed') reject(new Error(`the extractor's GPU gate failed during the run: ${gate.reason ?? gate.stage ?? 'failed'}`));
+    }, 100);
   });
-  if (!extract.coverage.complete && problems.length === 0) problems.push('coverage is not complete');
-  if (extract.coverage.complete && extract.requirements.some((r) => r.status !== 'satisfied')) problems.push('coverage says complete with an open requirement');
-  return { requirements, problems };
+  try {
+    return await Promise.race([job, failed]);
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 export async function runLiveHarness(env: Record<string, string | undefined> = process.env, log: (line: string) => void = console.log): Promise<HarnessOutcome> {
@@ -98,11 +88,14 @@ export async function runLiveHarness(env: Record<string, string | undefined> = p
   await report.open();
   const model = env.HARNESS_MODEL ?? env.EXTRACTOR_MODEL ?? 'qwen2.5:7b-instruct';
   const problems: string[] = [];
+  let checkpoints = 0;
   const finish = async (outcome: Omit<HarnessOutcome, 'reportFile'>, gate: { ok: boolean; stage?: string; reason?: string; gpuUuid?: string }, artifacts: number) => {
     await report.write({
       type: 'terminal',
       accepted: outcome.accepted,
+      requiredArtifacts: ACCEPTANCE_FILES,
       artifacts,
+      checkpoints,
       passed: outcome.passed,
       failed: artifacts - outcome.passed,
       largestPromptChars: outcome.largestPromptChars,
@@ -117,6 +110,10 @@ export async function runLiveHarness(env: Record<string, string | undefined> = p
     return { ...outcome, reportFile: reportPath };
   };
 
+  const fileCount = parseFileCount(env.HARNESS_FILES);
+  if (!fileCount.ok) {
+    return finish({ accepted: false, largestPromptChars: 0, maxParentEvidenceChars: 0, passed: 0, problems: [fileCount.problem] }, { ok: false, stage: 'config', reason: 'HARNESS_FILES is not a number of files' }, 0);
+  }
   const approved = env.HARNESS_APPROVED_GPU_UUID?.trim();
   if (!approved) {
     return finish({ accepted: false, largestPromptChars: 0, maxParentEvidenceChars: 0, passed: 0, problems: ['HARNESS_APPROVED_GPU_UUID is not set: name the operator-approved GPU (nvidia-smi -L)'] }, { ok: false, stage: 'config', reason: 'HARNESS_APPROVED_GPU_UUID is not set' }, 0);
@@ -126,16 +123,18 @@ export async function runLiveHarness(env: Record<string, string | undefined> = p
   }
 
   // The harness's own gate, before its first generation: independent of the service's.
+  const approvedList = parseAllowlist(approved);
   const gate = await runGpuGate({
-    approved: parseAllowlist(approved),
+    approved: approvedList,
     cudaVisibleDevices: env.OLLAMA_CUDA_VISIBLE_DEVICES,
     minimum: { computeCapability: Number(env.EXTRACTOR_GPU_MIN_COMPUTE ?? DEFAULT_GPU_CLASS_MINIMUM.computeCapability), memoryGiB: Number(env.EXTRACTOR_GPU_MIN_MEMORY_GIB ?? DEFAULT_GPU_CLASS_MINIMUM.memoryGiB) },
     nvidiaSmi: env.NVIDIA_SMI ?? 'nvidia-smi',
     nvidiaSmiTimeoutMs: Number(env.NVIDIA_SMI_TIMEOUT_MS ?? 10_000),
-    ollama: { host: env.OLLAMA_HOST, model, timeoutMs: Number(env.EXTRACTOR_LLM_TIMEOUT_MS ?? 300_000) },
+    ...(env.EXTRACTOR_MIN_TOKENS_PER_SECOND ? { minTokensPerSecond: Number(env.EXTRACTOR_MIN_TOKENS_PER_SECOND) } : {}),
+    ollama: { host: env.OLLAMA_HOST, model, timeoutMs: Number(env.EXTRACTOR_LLM_TIMEOUT_MS ?? 300_000), keepAlive: env.EXTRACTOR_KEEP_ALIVE ?? DEFAULT_KEEP_ALIVE },
   });
-  log(`harness: GPU gate ${gate.ok ? `passed on ${gate.gpuUuid} (${gate.devices.map((d) => d.name).join(', ')})` : `FAILED at ${gate.stage}: ${gate.reason}`}`);
-  const gateSummary = gate.ok ? { ok: true, gpuUuid: gate.gpuUuid } : { ok: false, stage: gate.stage, reason: gate.reason };
+  log(`harness: GPU gate ${gate.ok ? `passed: Ollama's runner on ${gate.gpuUuids.join(', ')} (${gate.devices.map((d) => d.name).join(', ')})` : `FAILED at ${gate.stage}: ${gate.reason}`}`);
+  const gateSummary = gate.ok ? { ok: true, ...(gate.gpuUuid ? { gpuUuid: gate.gpuUuid } : {}) } : { ok: false, stage: gate.stage, reason: gate.reason };
   if (!gate.ok) return finish({ accepted: false, largestPromptChars: 0, maxParentEvidenceChars: 0, passed: 0, problems: [`GPU gate failed at ${gate.stage}: ${gate.reason}`] }, gateSummary, 0);
 
   const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -147,7 +146,8 @@ export async function runLiveHarness(env: Record<string, string | undefined> = p
   let extractor: RunningExtractor | undefined;
   const cpu = new QueueClient(QUEUES.extractor, redisUrl, prefix);
   const gpu = new QueueClient(QUEUES.extractorGpu, redisUrl, prefix);
-  const files = harnessFiles(Number(env.HARNESS_FILES ?? 20));
+  const files = harnessFiles(fileCount.count);
+  if (files.length !== ACCEPTANCE_FILES) problems.push(`HARNESS_FILES=${files.length}: acceptance needs exactly ${ACCEPTANCE_FILES} files; this is a smoke run and is not accepted`);
   let passed = 0;
   let maxEvidence = 0;
   try {
@@ -172,10 +172,9 @@ export async function runLiveHarness(env: Record<string, string | undefined> = p
 
     for (const [index, file] of files.entries()) {
       const read = await cpu.run<Artifact>('artifact.read', { workspace: 'harness', path: file.path, content: file.text }, 60_000);
-      const extract = await gpu.run<DerivedExtract>('artifact.extract', { artifactId: read.artifactId, expectedHash: read.hash, requirements: REQUIREMENTS }, Number(env.HARNESS_EXTRACT_TIMEOUT_MS ?? 600_000));
-      const verdict = judge(file, extract);
-      if (extract.source.hash !== read.hash) verdict.problems.push('the extract is not linked to the source hash');
-      if (extract.extractor.kind !== 'llm' || extract.extractor.gpuUuid?.toLowerCase() !== approved.toLowerCase()) verdict.problems.push('the extract did not come from the model on the approved GPU');
+      // A job the service's generation gate stops waits for another GPU worker: the run stops at once instead, with the gate's reason.
+      const extract = await untilGateFails(extractor, gpu.run<DerivedExtract>('artifact.extract', { artifactId: read.artifactId, expectedHash: read.hash, requirements: HARNESS_REQUIREMENTS }, Number(env.HARNESS_EXTRACT_TIMEOUT_MS ?? 600_000)));
+      const verdict = judge({ file, read, extract, approved: approvedList });
       const ok = verdict.problems.length === 0;
       if (ok) passed += 1;
       else problems.push(...verdict.problems.map((p) => `${file.path}: ${p}`));
@@ -195,11 +194,13 @@ export async function runLiveHarness(env: Record<string, string | undefined> = p
         largestPromptChars: extract.windows.largestPromptChars,
         parentEvidenceChars: extract.evidenceChars,
         extractor: { kind: extract.extractor.kind, model: extract.extractor.model?.name ?? null, digest: extract.extractor.model?.digest ?? null, gpuUuid: extract.extractor.gpuUuid, node: extract.extractor.node },
+        gpuUuidObserved: verdict.gpuUuidObserved,
         passed: ok,
         problems: verdict.problems,
         at: new Date().toISOString(),
       };
       await report.write(checkpoint);
+      checkpoints += 1;
       log(`harness: ${index + 1}/${files.length} ${ok ? 'ok' : 'FAIL'} ${read.byteSize} bytes, ${extract.windows.count} window(s), largest prompt ${extract.windows.largestPromptChars}, evidence ${extract.evidenceChars}${ok ? '' : `: ${verdict.problems.join('; ')}`}`);
     }
   } catch (err) {
@@ -210,7 +211,8 @@ export async function runLiveHarness(env: Record<string, string | undefined> = p
     await extractor?.stop().catch(() => {});
     if (env.HARNESS_KEEP !== '1') await cleanUp(redisUrl, databaseUrl, prefix, schema).catch((err: unknown) => problems.push(`cleanup: ${String(err)}`));
   }
-  const accepted = problems.length === 0 && passed === files.length;
+  // Accepted only for the twenty files acceptance names, each judged and passed.
+  const accepted = problems.length === 0 && files.length === ACCEPTANCE_FILES && checkpoints === ACCEPTANCE_FILES && passed === ACCEPTANCE_FILES;
   return finish({ accepted, largestPromptChars: largestPrompt, maxParentEvidenceChars: maxEvidence, passed, problems }, gateSummary, files.length);
 }
 

@@ -1,12 +1,13 @@
 // The live branch-extract harness in CI: the Ollama test server stands in for
-// the model and the fake nvidia-smi prints the real H200 capture. On a GPU
-// node the same runLiveHarness runs unchanged against a real Ollama and the
-// real nvidia-smi (harness/README.md).
+// the model and the fake nvidia-smi prints the real H200 capture, with
+// Ollama's runner listed on the H200. On a GPU node the same runLiveHarness
+// runs unchanged against a real Ollama and the real nvidia-smi
+// (harness/README.md).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { H200_UUID, OTHER_GPU_UUID, TEST_DATABASE_URL, TEST_REDIS_URL, installFakeNvidiaSmi, scriptedExtractionModel, startOllamaTestServer, type FakeNvidiaSmi, type OllamaTestServer } from '@vouch/testing';
+import { H200_UUID, OTHER_GPU_UUID, TEST_DATABASE_URL, TEST_REDIS_URL, installFakeNvidiaSmi, ollamaComputeApp, scriptedExtractionModel, startOllamaTestServer, type FakeNvidiaSmi, type OllamaTestServer } from '@vouch/testing';
 import { harnessFiles } from '../src/harness-files.js';
 import { runLiveHarness } from '../src/live-branch-extract.js';
 
@@ -20,7 +21,7 @@ describe('live branch-extract harness (CI: Ollama test server + fake nvidia-smi)
 
   beforeAll(async () => {
     ollama = await startOllamaTestServer({ models: [{ name: MODEL, size: 6_000_000_000 }], reply: scriptedExtractionModel() });
-    smi = await installFakeNvidiaSmi('h200');
+    smi = await installFakeNvidiaSmi('h200', { computeApps: [ollamaComputeApp(H200_UUID)] });
     dir = await mkdtemp(join(tmpdir(), 'vouch-harness-'));
   });
   afterAll(async () => {
@@ -53,8 +54,12 @@ describe('live branch-extract harness (CI: Ollama test server + fake nvidia-smi)
     console.log(`live harness (CI): largest isolated prompt ${outcome.largestPromptChars} chars, most parent evidence ${outcome.maxParentEvidenceChars} chars`);
 
     const entries = (await readFile(reportFile, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(entries.filter((e) => e.type === 'checkpoint')).toHaveLength(20);
-    expect(entries.at(-1)).toMatchObject({ type: 'terminal', accepted: true, artifacts: 20, passed: 20, gate: { ok: true, gpuUuid: H200_UUID } });
+    const checkpoints = entries.filter((e) => e.type === 'checkpoint');
+    expect(checkpoints).toHaveLength(20);
+    // Each artifact records the GPU the service's gate observed Ollama's runner on for its generations.
+    for (const c of checkpoints) expect(c).toMatchObject({ passed: true, gpuUuidObserved: H200_UUID, extractor: { kind: 'llm', gpuUuid: H200_UUID } });
+    expect(entries.at(-1)).toMatchObject({ type: 'terminal', accepted: true, requiredArtifacts: 20, artifacts: 20, checkpoints: 20, passed: 20, gate: { ok: true, gpuUuid: H200_UUID } });
+    expect(logs.at(-1)).toMatch(/^harness: ACCEPTED 20\/20;/);
     // No source text in the report: not a value, not a quote, not a line of any file.
     const text = await readFile(reportFile, 'utf8');
     for (const f of harnessFiles()) {
@@ -75,6 +80,50 @@ describe('live branch-extract harness (CI: Ollama test server + fake nvidia-smi)
     expect(ollama.calls).toEqual([]);
     const entries = (await readFile(reportFile, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(entries).toEqual([expect.objectContaining({ type: 'terminal', accepted: false, artifacts: 0, gate: expect.objectContaining({ ok: false, stage: 'visible_devices' }) })]);
+  });
+
+  it('HARNESS_FILES=3 runs three files that all pass, and is REJECTED: acceptance needs twenty', async () => {
+    ollama.reset();
+    const reportFile = join(dir, 'three.jsonl');
+    const outcome = await runLiveHarness(env({ HARNESS_REPORT_FILE: reportFile, HARNESS_FILES: '3' }), (l) => logs.push(l));
+    expect(outcome).toMatchObject({ accepted: false, passed: 3, problems: ['HARNESS_FILES=3: acceptance needs exactly 20 files; this is a smoke run and is not accepted'] });
+    expect(logs.at(-1)).toMatch(/^harness: REJECTED 3\/3;/);
+    const entries = (await readFile(reportFile, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(entries.at(-1)).toMatchObject({ type: 'terminal', accepted: false, requiredArtifacts: 20, artifacts: 3, checkpoints: 3, passed: 3 });
+  });
+
+  it.each(['0', 'abc', '-2'])('HARNESS_FILES=%j is refused before any generation, and is not accepted', async (count) => {
+    ollama.reset();
+    const outcome = await runLiveHarness(env({ HARNESS_REPORT_FILE: join(dir, `count-${count}.jsonl`), HARNESS_FILES: count }), (l) => logs.push(l));
+    expect(outcome).toMatchObject({ accepted: false, passed: 0, problems: [expect.stringContaining(`HARNESS_FILES=${JSON.stringify(count)} is not a number of files`)] });
+    expect(logs.at(-1)).toMatch(/^harness: REJECTED 0\/0;/);
+    expect(ollama.requests).toEqual([]);
+  });
+
+  it('its judge fails a run whose model hallucinates an anchor: unresolved, REJECTED, the problem named', async () => {
+    ollama.reset();
+    ollama.reply(scriptedExtractionModel({ lie: ['channel'] }));
+    try {
+      const outcome = await runLiveHarness(env({ HARNESS_REPORT_FILE: join(dir, 'lie.jsonl'), HARNESS_FILES: '2' }), (l) => logs.push(l));
+      expect(outcome.accepted).toBe(false);
+      expect(outcome.passed).toBe(0);
+      expect(outcome.problems).toContain(`${harnessFiles(2)[0]!.path}: channel: unresolved (anchor_failed)`);
+    } finally {
+      ollama.reply(scriptedExtractionModel());
+    }
+  });
+
+  it('stops with the service gate\'s reason when generation runs at CPU speed, never accepting the run', async () => {
+    ollama.reset();
+    const model = ollama.models.find((m) => m.name === MODEL)!;
+    model.evalTokensPerSecond = 4;
+    try {
+      const outcome = await runLiveHarness(env({ HARNESS_REPORT_FILE: join(dir, 'cpu.jsonl') }), (l) => logs.push(l));
+      expect(outcome).toMatchObject({ accepted: false, passed: 0 });
+      expect(outcome.problems).toEqual([expect.stringContaining("the extractor's GPU gate failed during the run: GPU gate failed at token_rate: the generation ran at 4.0 tokens/s")]);
+    } finally {
+      delete model.evalTokensPerSecond;
+    }
   });
 
   it('refuses to run without HARNESS_APPROVED_GPU_UUID', async () => {

@@ -220,9 +220,19 @@ export async function recordExtract(db: Queryable, tenant: string, x: { extractI
 }
 
 /** What a grep searches: one current artifact per distinct (path, hash), a full read preferred, in path order. */
-export async function grepTargets(db: Queryable, tenant: string, workspace: string, pathPrefix: string | undefined): Promise<Array<{ artifact_id: string; path: string; hash: string; byte_size: number }>> {
-  const { rows } = await db.query<{ artifact_id: string; path: string; hash: string; byte_size: number }>(
-    `SELECT DISTINCT ON (path, hash) artifact_id, path, hash, byte_size FROM artifacts
+/** A body grep searches: a path's full read when it has one, else each of its partial or capped reads. */
+export interface GrepTargetRow {
+  artifact_id: string;
+  path: string;
+  hash: string;
+  byte_size: number;
+  fidelity: Fidelity;
+  range: ArtifactRange | null;
+}
+
+export async function grepTargets(db: Queryable, tenant: string, workspace: string, pathPrefix: string | undefined): Promise<GrepTargetRow[]> {
+  const { rows } = await db.query<GrepTargetRow>(
+    `SELECT DISTINCT ON (path, hash) artifact_id, path, hash, byte_size, fidelity, range FROM artifacts
      WHERE tenant = $1 AND workspace = $2 AND availability = 'available' AND ($3::text IS NULL OR starts_with(path, $3))
      ORDER BY path, hash, (fidelity = 'full') DESC, artifact_id`,
     [tenant, workspace, pathPrefix ?? null],

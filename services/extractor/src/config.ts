@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { commonEnvSchema, portVar } from '@vouch/platform';
+import { DEFAULT_KEEP_ALIVE } from './ollama-client.js';
 
 const bool = (fallback: boolean) =>
   z
@@ -26,8 +27,21 @@ export const extractorEnvSchema = commonEnvSchema
     OLLAMA_CUDA_VISIBLE_DEVICES: z.string().optional(),
     NVIDIA_SMI: z.string().trim().min(1).default('nvidia-smi'),
     NVIDIA_SMI_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+    /** Minimums on top of the accepted-product table (domain/gpu-class.ts): compute capability, and the product's marketed memory in GB. */
     EXTRACTOR_GPU_MIN_COMPUTE: z.coerce.number().min(0).max(20).default(8.0),
     EXTRACTOR_GPU_MIN_MEMORY_GIB: z.coerce.number().min(0).max(4096).default(40),
+    /** Least tokens/s a generation may show (Ollama's eval_count/eval_duration); unset: the GPU class's floor. Below it counts as a CPU fallback. */
+    EXTRACTOR_MIN_TOKENS_PER_SECOND: z.coerce.number().gt(0, 'must be above 0').max(100_000).optional(),
+    /**
+     * keep_alive sent with every load and generation, so the model stays in GPU memory between jobs:
+     * seconds (a negative number keeps it until Ollama stops) or a Go duration (30m, 1h30m). Not 0, which unloads after each call.
+     */
+    EXTRACTOR_KEEP_ALIVE: z
+      .string()
+      .trim()
+      .regex(/^(?:-?\d+|-?(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+)$/, 'must be seconds (e.g. 1800, or -1 to keep the model loaded) or a Go duration (e.g. 30m, 1h30m)')
+      .refine((v) => !/^-?0+(?:\.0+)?(?:ns|us|µs|ms|s|m|h)?$/.test(v) && !/^0+$/.test(v), 'must not be 0: the model would be unloaded after every call and each job would load it again')
+      .default(DEFAULT_KEEP_ALIVE),
     /** How often a failed gate is checked again (the worker stays stopped meanwhile). */
     EXTRACTOR_GATE_RETRY_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
     OLLAMA_HOST: z

@@ -2,12 +2,15 @@ import type { DerivedExtract, ExtractorIdentity, RequirementInput } from '@vouch
 import type { ArtifactRow } from './artifact-store.js';
 import type { CachedBody } from './body-cache.js';
 import { confidenceOf, coverageOf, finalizeResults, renderEvidence, type ProposedResult } from './domain/finalize-extract.js';
+import { qualifyForPartialSource } from './domain/partial-source.js';
 
 /** What an extractor (deterministic or model) proposes for one artifact. */
 export interface Proposal {
   results: ProposedResult[];
   windows: number;
   largestPromptChars: number;
+  /** Who made this proposal, as observed for it (the model extractor: the GPU its generations ran on); default the extractor's identity(). */
+  identity?: ExtractorIdentity;
 }
 
 /** An extractor: its identity, and proposals for the requirements over the body's lines. */
@@ -27,8 +30,10 @@ export function bodyLineStrings(body: Buffer): string[] {
 
 /**
  * Runs an extractor and turns its proposals into a derived artifact: every
- * anchor verified against the stored body, coverage and confidence computed
- * here from the verified results, never taken from the extractor.
+ * anchor verified against the stored body, a value missing from a partial or
+ * capped read reported as not in the part read (never not found), coverage and
+ * confidence computed here from the verified results, never taken from the
+ * extractor.
  */
 export async function deriveExtract(opts: {
   extractId: string;
@@ -40,14 +45,22 @@ export async function deriveExtract(opts: {
 }): Promise<DerivedExtract> {
   const lines = bodyLineStrings(opts.body.body);
   const proposal = await opts.extractor.propose({ lines, body: opts.body, requirements: opts.requirements });
-  const results = finalizeResults(opts.body.body, opts.body.lines(), opts.requirements, proposal.results);
+  const source = opts.source;
+  const results = qualifyForPartialSource(finalizeResults(opts.body.body, opts.body.lines(), opts.requirements, proposal.results), {
+    path: source.path,
+    fidelity: source.fidelity,
+    range: source.range,
+    lineCount: source.line_count,
+    byteSize: source.byte_size,
+    endsWithNewline: opts.body.body.at(-1) === 0x0a,
+  });
   const evidence = renderEvidence(results);
   return {
     extractId: opts.extractId,
     source: { artifactId: opts.source.artifact_id, hash: opts.source.hash, revision: opts.source.revision, range: opts.source.range, fidelity: opts.source.fidelity },
     requirements: results,
     coverage: coverageOf(results),
-    extractor: opts.extractor.identity(),
+    extractor: proposal.identity ?? opts.extractor.identity(),
     confidence: confidenceOf(results),
     evidence,
     evidenceChars: evidence.length,

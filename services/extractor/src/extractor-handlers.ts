@@ -330,7 +330,11 @@ export function createExtractorCommands(deps: ExtractorCommandDeps): ExtractorCo
       targets.push({ artifactId: r.artifact_id, path: r.path, body: b?.body, lines: b ? b.lines : () => indexLines(Buffer.alloc(0)) });
     }
     const out = scanTargets(targets, pattern, { capBytes: input.capBytes, scanCapBytes: deps.grepScanCapBytes, lineChars: GREP_LINE_CHARS });
-    const truncated = out.truncatedBy.length > 0;
+    // A file known only from partial or capped reads was searched in part: its absence of matches proves nothing.
+    const partialReads = rows.filter((r) => r.fidelity !== 'full');
+    const truncatedBy: GrepResult['provenance']['truncatedBy'] = [...out.truncatedBy, ...(partialReads.length > 0 ? (['partial_reads'] as const) : [])];
+    const capped = out.truncatedBy.length > 0;
+    const truncated = truncatedBy.length > 0;
     metrics.greps.inc({ status: truncated ? 'partial' : 'complete' });
     metrics.grepScannedBytes.inc(out.scannedBytes);
     return {
@@ -347,7 +351,9 @@ export function createExtractorCommands(deps: ExtractorCommandDeps): ExtractorCo
         matchesReturned: out.matches.length,
         matchesCounted: out.matchesCounted,
         truncated,
-        truncatedBy: out.truncatedBy,
+        truncatedBy,
+        partialReads: partialReads.slice(0, ARTIFACT_LIMITS.grepPartialReadsListed).map((r) => ({ artifactId: r.artifact_id, path: r.path, fidelity: r.fidelity as 'partial' | 'capped', range: r.range })),
+        partialReadsTotal: partialReads.length,
       },
       narrowing: truncated
         ? adviseNarrowing({
@@ -356,6 +362,8 @@ export function createExtractorCommands(deps: ExtractorCommandDeps): ExtractorCo
             pathPrefix: input.pathPrefix,
             perPath: out.perPath,
             counts: { returned: out.matches.length, counted: out.matchesCounted, filesScanned: out.filesScanned, filesTotal: rows.length, capBytes: input.capBytes },
+            capped,
+            partialReads: { total: partialReads.length, paths: [...new Set(partialReads.map((r) => r.path))] },
           })
         : null,
     };

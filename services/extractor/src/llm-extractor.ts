@@ -1,28 +1,29 @@
-import { Ollama } from 'ollama';
 import { DependencyError, type ExtractorIdentity, type RequirementInput } from '@vouch/contracts';
-import { classifyOllamaFailure, describeOllamaFailure, redactUrl, type Logger, type OllamaFailure, type OllamaStage } from '@vouch/platform';
+import { classifyOllamaFailure, describeOllamaFailure, redactUrl, type Logger, type OllamaFailure } from '@vouch/platform';
 import { escapeRegExp, termsOf } from './domain/requirement-terms.js';
-import { buildPrompt, modelAnswerJsonSchema, parseModelAnswer, planWindows, proposalFromAnswer, type WindowLimits } from './domain/extract-windows.js';
+import { buildPrompts, modelAnswerJsonSchema, parseModelAnswer, planWindows, proposalFromAnswer, type WindowLimits } from './domain/extract-windows.js';
 import { verifyAnchor, type ProposedResult } from './domain/finalize-extract.js';
 import type { Extractor, Proposal } from './extract-artifact.js';
+import { GpuGateFailure, type GenerationGate } from './generation-gate.js';
+import { extractionStage } from './gpu-gate-runner.js';
 import type { ExtractorMetrics } from './metrics.js';
+import { ollamaWithDeadline } from './ollama-client.js';
 
 export interface LlmExtractorOptions {
   host: string;
   model: string;
-  /** The model's digest, as Ollama reported it when the gate loaded it. */
-  digest: string;
   node: string;
-  gpuUuid: string;
   timeoutMs: number;
   limits: WindowLimits;
+  /** The gate at every generation: where the model runs is observed before each job, its speed after each generation. */
+  gate: GenerationGate;
   metrics: Pick<ExtractorMetrics, 'promptChars'>;
   logger?: Logger;
   /** Called with each prompt's size; the harness keeps the largest. */
   onPrompt?: (chars: number) => void;
 }
 
-export const LLM_EXTRACTOR_VERSION = '1';
+export const LLM_EXTRACTOR_VERSION = '2';
 
 /**
  * Model extraction over small windows: each Ollama call sees one window of
@@ -30,27 +31,46 @@ export const LLM_EXTRACTOR_VERSION = '1';
  * `format`). A requirement is settled by the first answer whose anchor holds
  * byte for byte against the stored body; the service re-verifies every anchor
  * and computes coverage afterwards, whatever the model said.
+ *
+ * Every job passes the generation gate first, and every answer only after
+ * its generation's speed passed it: a job the gate stops fails whole (nothing
+ * from it is kept), so no answer computed on the CPU reaches a caller. The
+ * extract names the GPUs observed for the job, not the configured ones.
  */
 export function createLlmExtractor(opts: LlmExtractorOptions): Extractor {
   const safeHost = redactUrl(opts.host).replace(/\/$/, '');
-  const identity: ExtractorIdentity = {
+  const identity = (observed: { gpuUuids: string[]; digest: string } | null): ExtractorIdentity => ({
     kind: 'llm',
     name: 'vouch-window-extract',
     version: LLM_EXTRACTOR_VERSION,
-    model: { name: opts.model, digest: opts.digest },
+    model: { name: opts.model, digest: observed?.digest ?? 'unknown' },
     node: opts.node,
-    gpuUuid: opts.gpuUuid,
-  };
+    gpuUuid: observed ? observed.gpuUuids.join(',') : null,
+  });
   const format = modelAnswerJsonSchema();
-  const stage: OllamaStage = { role: 'extraction model', model: opts.model, timeoutMs: opts.timeoutMs, timeoutVariable: 'EXTRACTOR_LLM_TIMEOUT_MS', modelVariable: 'EXTRACTOR_MODEL' };
+  const stage = extractionStage(opts.model, opts.timeoutMs);
   // The message reaches the caller's answer (503 DEPENDENCY_UNAVAILABLE): public words and the way out only.
   const unavailable = (failure: OllamaFailure, cause: unknown) =>
     new DependencyError(`${describeOllamaFailure(failure, stage)}: the model extraction stopped; run it again later, or use artifact.extractDeterministic (no model)`, cause);
+  const callFailed = (err: unknown, deadline: { aborted: boolean }): Error => {
+    if (err instanceof GpuGateFailure) return err;
+    const failure = classifyOllamaFailure(err, { timedOut: deadline.aborted });
+    opts.logger?.warn({ err, model: opts.model, ollama: safeHost, failure: failure.kind }, 'extraction model call failed');
+    return unavailable(failure, err);
+  };
+
+  async function observe(): Promise<{ gpuUuids: string[]; digest: string }> {
+    // The gate's own Ollama calls carry their deadlines; a slow /api/ps is a timeout like any other.
+    const deadline = AbortSignal.timeout(opts.timeoutMs);
+    try {
+      return await opts.gate.beforeJob();
+    } catch (err) {
+      throw callFailed(err, deadline);
+    }
+  }
 
   async function ask(system: string, user: string): Promise<string> {
-    // ollama-js has no timeout of its own: the deadline rides on the fetch it is given.
-    const deadline = AbortSignal.timeout(opts.timeoutMs);
-    const client = new Ollama({ host: opts.host, fetch: (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline }) });
+    const { client, deadline } = ollamaWithDeadline(opts.host, opts.timeoutMs);
     let response: unknown;
     try {
       response = await client.chat({
@@ -61,14 +81,16 @@ export function createLlmExtractor(opts: LlmExtractorOptions): Extractor {
         ],
         format,
         stream: false,
+        keep_alive: opts.gate.keepAlive,
         options: { temperature: 0 },
       });
     } catch (err) {
-      const failure = classifyOllamaFailure(err, { timedOut: deadline.aborted });
-      opts.logger?.warn({ err, model: opts.model, ollama: safeHost, failure: failure.kind }, 'extraction model call failed');
-      throw unavailable(failure, err);
+      throw callFailed(err, deadline);
     }
-    const content = (response as { message?: { content?: unknown } } | undefined)?.message?.content;
+    const answer = response as { message?: { content?: unknown }; eval_count?: number; eval_duration?: number } | undefined;
+    // Before the answer is read: one computed below the GPU's speed is not used (GpuGateFailure).
+    opts.gate.afterGeneration({ eval_count: answer?.eval_count, eval_duration: answer?.eval_duration });
+    const content = answer?.message?.content;
     if (typeof content !== 'string') {
       opts.logger?.warn({ model: opts.model, ollama: safeHost }, 'extraction answer has no message content');
       throw unavailable({ kind: 'malformed' }, undefined);
@@ -77,35 +99,41 @@ export function createLlmExtractor(opts: LlmExtractorOptions): Extractor {
   }
 
   return {
-    identity: () => identity,
+    identity: () => identity(null),
     async propose({ lines, body, requirements }): Promise<Proposal> {
+      const observed = await observe();
       const settled = new Map<string, ProposedResult>();
       const failures = new Map<string, string>();
+      /** Per requirement, the candidate windows a prompt naming it was sent for. */
+      const examined = new Map<string, number>();
       const windows = planWindows(lines, requirements, opts.limits);
-      let used = 0;
+      let generations = 0;
       let largest = 0;
       for (const window of windows) {
-        if (used >= opts.limits.maxWindows) break;
+        if (generations >= opts.limits.maxWindows) break;
         const open = window.requirementIds.filter((id) => !settled.has(id));
         if (open.length === 0) continue;
-        const prompt = buildPrompt(lines, { ...window, requirementIds: open }, requirements, opts.limits);
-        used += 1;
-        largest = Math.max(largest, prompt.chars);
-        opts.metrics.promptChars.observe(prompt.chars);
-        opts.onPrompt?.(prompt.chars);
-        const parsed = parseModelAnswer(await ask(prompt.system, prompt.user));
-        if (!parsed.ok) {
-          for (const id of open) failures.set(id, parsed.error);
-          opts.logger?.warn({ model: opts.model, error: parsed.error }, 'extraction answer not used');
-          continue;
-        }
-        for (const item of parsed.answer.results) {
-          if (!open.includes(item.id)) continue;
-          const proposal = proposalFromAnswer(item);
-          if (!proposal || proposal.status !== 'satisfied') continue;
-          const problem = verifyAnchor(body.body, body.lines(), proposal.anchor, proposal.value);
-          if (problem) failures.set(item.id, `the model's anchor failed verification: ${problem}`);
-          else settled.set(item.id, proposal);
+        for (const prompt of buildPrompts(lines, { ...window, requirementIds: open }, requirements, opts.limits)) {
+          if (generations >= opts.limits.maxWindows) break;
+          generations += 1;
+          largest = Math.max(largest, prompt.chars);
+          opts.metrics.promptChars.observe(prompt.chars);
+          opts.onPrompt?.(prompt.chars);
+          for (const id of prompt.requirementIds) examined.set(id, (examined.get(id) ?? 0) + 1);
+          const parsed = parseModelAnswer(await ask(prompt.system, prompt.user));
+          if (!parsed.ok) {
+            for (const id of prompt.requirementIds) failures.set(id, parsed.error);
+            opts.logger?.warn({ model: opts.model, error: parsed.error }, 'extraction answer not used');
+            continue;
+          }
+          for (const item of parsed.answer.results) {
+            if (!prompt.requirementIds.includes(item.id)) continue;
+            const proposal = proposalFromAnswer(item);
+            if (!proposal || proposal.status !== 'satisfied') continue;
+            const problem = verifyAnchor(body.body, body.lines(), proposal.anchor, proposal.value);
+            if (problem) failures.set(item.id, `the model's anchor failed verification: ${problem}`);
+            else settled.set(item.id, proposal);
+          }
         }
       }
       const results = requirements.map((req: RequirementInput): ProposedResult => {
@@ -117,7 +145,7 @@ export function createLlmExtractor(opts: LlmExtractorOptions): Extractor {
         if (inWindows.length === 0) {
           return { id: req.id, status: 'unresolved', code: 'not_found', reason: `no line of the source mentions ${termsOf(req).join(' or ')}`, recovery: { readLines: [], search } };
         }
-        const tried = inWindows.filter((w) => windows.indexOf(w) < used).length;
+        const tried = examined.get(req.id) ?? 0;
         if (tried < inWindows.length && !failures.has(req.id)) {
           return { id: req.id, status: 'unresolved', code: 'window_limit', reason: `${inWindows.length - tried} candidate window(s) were not examined (EXTRACTOR_MAX_WINDOWS ${opts.limits.maxWindows})`, recovery: { readLines, search } };
         }
@@ -126,7 +154,7 @@ export function createLlmExtractor(opts: LlmExtractorOptions): Extractor {
           ? { id: req.id, status: 'unresolved', code: failure.includes('verification') ? 'anchor_failed' : 'model_failed', reason: failure, recovery: { readLines, search } }
           : { id: req.id, status: 'unresolved', code: 'model_unresolved', reason: `the model found no definition of ${req.id} in ${tried} candidate window(s)`, recovery: { readLines, search } };
       });
-      return { results, windows: used, largestPromptChars: largest };
+      return { results, windows: generations, largestPromptChars: largest, identity: identity(observed) };
     },
   };
 }

@@ -15,6 +15,8 @@ export interface ExtractorMetrics {
   /** 1 for the gate's current state (pending, passed, failed, off), 0 for the others. */
   gpuGate: Gauge<'state'>;
   gpuGateChecks: Counter<'outcome' | 'stage'>;
+  /** Each generation's speed, as Ollama reports it (the generation gate's input). */
+  generationTokensPerSecond: Histogram;
 }
 
 export const GATE_STATES = ['off', 'pending', 'passed', 'failed'] as const;
@@ -40,7 +42,18 @@ export function createExtractorMetrics(registry: Registry): ExtractorMetrics {
     promptChars: new Histogram({ name: 'vouch_extractor_prompt_chars', help: 'Characters of each isolated LLM extraction prompt (system + user).', buckets: [500, 1_000, 1_500, 2_000, 2_500, 3_000, 4_000, 8_000, 16_000], registers: r }),
     evidenceChars: new Histogram({ name: 'vouch_extractor_evidence_chars', help: 'Characters of evidence an extract hands to its parent, by extractor kind.', labelNames: ['kind'] as const, buckets: CHAR_BUCKETS, registers: r }),
     gpuGate: new Gauge({ name: 'vouch_extractor_gpu_gate', help: 'GPU gate state of this process: 1 on the current state (off, pending, passed, failed).', labelNames: ['state'] as const, registers: r }),
-    gpuGateChecks: new Counter({ name: 'vouch_extractor_gpu_gate_checks_total', help: 'GPU gate runs by outcome (passed, failed) and the stage that failed (none when passed).', labelNames: ['outcome', 'stage'] as const, registers: r }),
+    gpuGateChecks: new Counter({
+      name: 'vouch_extractor_gpu_gate_checks_total',
+      help: 'GPU gate checks (at start-up and at every extraction job) by outcome (passed, failed) and the stage that failed (none when passed).',
+      labelNames: ['outcome', 'stage'] as const,
+      registers: r,
+    }),
+    generationTokensPerSecond: new Histogram({
+      name: 'vouch_extractor_generation_tokens_per_second',
+      help: 'Tokens per second of each extraction generation (Ollama eval_count / eval_duration); below the GPU class floor the job fails the GPU gate.',
+      buckets: [2, 4, 8, 16, 25, 35, 50, 75, 100, 150, 200, 300],
+      registers: r,
+    }),
   };
 }
 

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { RequirementResult } from '@vouch/contracts';
 import { indexLines } from '../src/domain/body-lines.js';
 import { extractDeterministically } from '../src/domain/deterministic-extract.js';
-import { buildPrompt, planWindows, parseModelAnswer, DEFAULT_WINDOW_LIMITS } from '../src/domain/extract-windows.js';
+import { buildPrompts, planWindows, parseModelAnswer, DEFAULT_WINDOW_LIMITS } from '../src/domain/extract-windows.js';
 import { confidenceOf, coverageOf, finalizeResults, renderEvidence, verifyAnchor } from '../src/domain/finalize-extract.js';
 import { bodyLineStrings } from '../src/extract-artifact.js';
 
@@ -94,7 +94,7 @@ describe('windows for model extraction', () => {
     ]);
     // Each prompt names only its window's requirement and shows that window's numbered lines, candidate line included.
     const shown = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}: ${big[from + i - 1]}`).join('\n');
-    const prompts = windows.map((w) => buildPrompt(big, w, [{ id: 'baudRate' }, { id: 'channel' }]));
+    const prompts = windows.flatMap((w) => buildPrompts(big, w, [{ id: 'baudRate' }, { id: 'channel' }]));
     expect(prompts.map((p) => p.user)).toEqual([
       `Requirements:\n- baudRate\n\nLines:\n${shown(1231, 1239)}\n`,
       `Requirements:\n- channel\n\nLines:\n${shown(3996, 4004)}\n`,
@@ -102,9 +102,10 @@ describe('windows for model extraction', () => {
     expect(prompts[0]!.user).toContain('\n1235:   baudRate: 57600,\n');
     expect(prompts[1]!.user).toContain('\n4000:   channel: 7,\n');
     for (const prompt of prompts) expect(prompt.chars).toBeLessThanOrEqual(DEFAULT_WINDOW_LIMITS.maxPromptChars);
-    const tight = buildPrompt(big, windows[0]!, [{ id: 'baudRate' }], { ...DEFAULT_WINDOW_LIMITS, maxPromptChars: 900 });
-    expect(tight.chars).toBeLessThanOrEqual(900);
-    expect(tight.user).toContain('1235:   baudRate: 57600,');
+    const [tight, ...more] = buildPrompts(big, windows[0]!, [{ id: 'baudRate' }], { ...DEFAULT_WINDOW_LIMITS, maxPromptChars: 900 });
+    expect(more).toEqual([]);
+    expect(tight!.chars).toBeLessThanOrEqual(900);
+    expect(tight!.user).toContain('1235:   baudRate: 57600,');
   });
 
   it('refuses a model answer that is not the schema', () => {

@@ -6,7 +6,7 @@ import { startExtractor, type ExtractorOverrides, type RunningExtractor } from '
 /** The extractor running in this process on its own BullMQ prefix (or a shared one) and Postgres schema. */
 export type ExtractorUnderTest = ServiceUnderTest<ExtractorEnv, RunningExtractor>;
 
-export async function startExtractorUnderTest(label: string, vars: Record<string, string> = {}, shared?: { prefix: string }, overrides: ExtractorOverrides = {}): Promise<ExtractorUnderTest> {
+export async function startExtractorUnderTest(label: string, vars: Record<string, string> = {}, shared?: { prefix?: string; schema?: string }, overrides: ExtractorOverrides = {}): Promise<ExtractorUnderTest> {
   return startServiceUnderTest({
     label,
     vars,
@@ -42,13 +42,15 @@ export function oversizedSource(seed: number, opts: { baudRate?: number; channel
 
 /**
  * The extractor as a full stack runs it: both queues served, the GPU worker
- * behind its gate on the fake nvidia-smi (the H200 capture) with the Ollama
- * test server as the model. Resolves once the gate passed.
+ * behind its gate on the fake nvidia-smi (the H200 capture, Ollama's runner
+ * on the H200) with the Ollama test server as the model. Resolves once the
+ * gate passed.
  */
 export async function startGatedExtractorUnderTest(label: string, shared: { prefix: string }): Promise<{ service: ExtractorUnderTest; stop(): Promise<void> }> {
-  const { installFakeNvidiaSmi, scriptedExtractionModel, startOllamaTestServer, H200_UUID } = await import('@vouch/testing');
+  const { installFakeNvidiaSmi, ollamaComputeApp, scriptedExtractionModel, startOllamaTestServer, H200_UUID } = await import('@vouch/testing');
   const ollama = await startOllamaTestServer({ models: [{ name: 'extract:7b', size: 4_000_000_000 }], reply: scriptedExtractionModel() });
-  const smi = await installFakeNvidiaSmi('h200');
+  // The captured H200, with Ollama's runner on it as nvidia-smi lists it once the model is loaded.
+  const smi = await installFakeNvidiaSmi('h200', { computeApps: [ollamaComputeApp(H200_UUID)] });
   const service = await startExtractorUnderTest(
     label,
     {

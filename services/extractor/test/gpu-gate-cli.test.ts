@@ -22,7 +22,10 @@ describe('the gate CLI (what an operator runs on a node)', () => {
   };
 
   it("accepts the node's own UUID and rejects another, saying why", () => {
-    expect(run(H200_UUID)).toMatchObject({ status: 0, out: { ok: true, gpuUuid: H200_UUID, modelChecked: false } });
+    // Without OLLAMA_HOST no model is loaded, so no runner is observed: the answer lists the devices that passed.
+    const own = run(H200_UUID);
+    expect(own).toMatchObject({ status: 0, out: { ok: true, modelChecked: false, gpuUuids: [], devices: [{ uuid: H200_UUID, product: { product: 'H200' } }], minTokensPerSecond: 35 } });
+    expect(own.out).not.toHaveProperty('gpuUuid');
     const other = run(OTHER_GPU_UUID);
     expect(other).toMatchObject({ status: 1, out: { ok: false, stage: 'visible_devices' } });
     expect(String(other.out.reason)).toContain(`names ${OTHER_GPU_UUID}, which nvidia-smi does not list on this node`);

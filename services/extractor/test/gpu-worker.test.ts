@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES, type Artifact, type DerivedExtract } from '@vouch/contracts';
-import { H200_UUID, OTHER_GPU_UUID, eventually, installFakeNvidiaSmi, metricValue, scriptedExtractionModel, startOllamaTestServer, useTestPrefix, type FakeNvidiaSmi, type OllamaTestServer, type TestPrefix } from '@vouch/testing';
+import { H200_UUID, OTHER_GPU_UUID, eventually, installFakeNvidiaSmi, metricValue, ollamaComputeApp, scriptedExtractionModel, startOllamaTestServer, useTestPrefix, type FakeNvidiaSmi, type OllamaTestServer, type TestPrefix } from '@vouch/testing';
 import { JobFailed, QueueJobs, oversizedSource, startExtractorUnderTest, type ExtractorUnderTest } from './extractor-test-env.js';
 
 const MODEL = 'extract:7b';
@@ -16,7 +16,7 @@ describe('the GPU-gated LLM worker', () => {
 
   beforeAll(async () => {
     ollama = await startOllamaTestServer({ models: [{ name: MODEL, size: 4_000_000_000 }], reply: scriptedExtractionModel() });
-    h200 = await installFakeNvidiaSmi('h200');
+    h200 = await installFakeNvidiaSmi('h200', { computeApps: [ollamaComputeApp(H200_UUID)] });
     otherUuid = await installFakeNvidiaSmi('other-uuid');
     prefix = await useTestPrefix('extractor_gpu');
     cpu = new QueueJobs(prefix.prefix, QUEUES.extractor);
@@ -121,6 +121,21 @@ describe('the GPU-gated LLM worker', () => {
     } finally {
       ollama.reply(scriptedExtractionModel());
     }
+  });
+
+  it('over a capped read, a value the model does not find is not in the part read, never not found', async () => {
+    const file = oversizedSource(6);
+    const lines = file.text.split('\n');
+    const baudAt = lines.findIndex((l) => l.startsWith('  baudRate:'));
+    // The read was cut short before the baudRate definition. A header comment mentions baudRate, so the model is asked and finds no value (model_unresolved); missingSetting is mentioned nowhere (not_found).
+    const head = `${lines.slice(0, Math.min(baudAt, 150)).join('\n')}\n`;
+    const read = await cpu.run<Artifact>('artifact.read', 'acme', { workspace: 'fw', path: 'drivers/capped.ts', content: head, capped: true });
+    const x = await gpu.run<DerivedExtract>('artifact.extract', 'acme', { artifactId: read.artifactId, requirements: [{ id: 'baudRate' }, { id: 'missingSetting' }] });
+    for (const r of x.requirements) {
+      expect(r).toMatchObject({ status: 'unresolved', code: 'not_in_part_read', recovery: { readRest: { path: 'drivers/capped.ts' } } });
+      expect(r.status === 'unresolved' && r.reason).toContain(`is not in the part read (${read.lineCount} line(s) of drivers/capped.ts from line 1, where the read was cut short)`);
+    }
+    expect(x.extractor).toMatchObject({ kind: 'llm', gpuUuid: H200_UUID });
   });
 
   it("answers another tenant's artifact as not found", async () => {

@@ -4,6 +4,7 @@ import {
   H200_UUID,
   OLLAMA_FAILURE_MODES,
   installFakeNvidiaSmi,
+  ollamaComputeApp,
   scriptedExtractionModel,
   startOllamaFailureRig,
   useTestPrefix,
@@ -47,7 +48,7 @@ describe('artifact.extract answers when the extraction model fails (Ollama test 
 
   beforeAll(async () => {
     rig = await startOllamaFailureRig({ models: [{ name: MODEL, size: 4_000_000_000 }], reply: scriptedExtractionModel() });
-    smi = await installFakeNvidiaSmi('h200');
+    smi = await installFakeNvidiaSmi('h200', { computeApps: [ollamaComputeApp(H200_UUID)] });
     prefix = await useTestPrefix('extractor_llm_failures');
     const logger = createLogger({ service: 'extractor', level: 'warn', destination: { write: (line: string) => void log.push(line) } });
     svc = await startExtractorUnderTest(

@@ -34,6 +34,13 @@ export interface QueueServiceSpec {
   handlers(deps: ServiceDeps): readonly OperationHandler[] | Promise<readonly OperationHandler[]>;
   lockDuration?: number;
   stalledInterval?: number;
+  /**
+   * Other workers of the service to close beside the main one, at the same
+   * time and within the same grace (the extractor's GPU worker): one closing
+   * after the other would let it take jobs while the first drains, and double
+   * the time a stop needs.
+   */
+  onStopping?: () => Promise<void>;
   /** Extra resources to release after the worker stops and before Redis and Postgres close. */
   onStop?: () => Promise<void>;
   /** Readiness checks of the service's own, besides Redis, Postgres, migrations and the worker (e.g. the extractor's GPU gate). */
@@ -147,7 +154,7 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
       (stopped ??= (async () => {
         // Not ready from the first moment, so no new work is routed here while running jobs finish.
         phase = { phase: 'stopping' };
-        await serviceWorker.close(env.SHUTDOWN_GRACE_MS);
+        await Promise.all([serviceWorker.close(env.SHUTDOWN_GRACE_MS), spec.onStopping?.()]);
         await spec.onStop?.();
         for (const close of closers) await close().catch((err: unknown) => logger.warn({ err }, 'close failed'));
         await pool.end();

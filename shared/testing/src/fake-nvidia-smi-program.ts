@@ -5,8 +5,10 @@
  * instrumentation): `toString()` of a transpiled function would not.
  *
  * The installer prepends `const MODEL = {...};` (see FakeNvidiaSmiModel in
- * fake-nvidia-smi.ts). Exit codes follow nvidia-smi's documented ones: 2 bad
- * argument, 6 query unsuccessful, 9 driver not loaded.
+ * fake-nvidia-smi.ts). The processes `--query-compute-apps` lists are read at
+ * every call from compute-apps.json beside the script (tests change them
+ * between calls), else MODEL.apps. Exit codes follow nvidia-smi's documented
+ * ones: 2 bad argument, 6 query unsuccessful, 9 driver not loaded.
  */
 export const FAKE_NVIDIA_SMI_PROGRAM = String.raw`
 'use strict';
@@ -23,11 +25,25 @@ function invalidArguments(detail) {
     'fake nvidia-smi (vouch tests): ' + detail + '\n');
 }
 
+function computeApps() {
+  const fs = require('fs');
+  const path = require('path');
+  try {
+    return JSON.parse(fs.readFileSync(path.join(path.dirname(process.argv[1]), 'compute-apps.json'), 'utf8'));
+  } catch (err) {
+    if (err && err.code === 'ENOENT') return MODEL.apps;
+    throw err;
+  }
+}
+
 function main() {
   if (MODEL.failing) return finish(MODEL.failing + '\n', 9);
 
+  const apps = computeApps();
+  const asksApps = argv.some((a) => a.startsWith('--query-compute-apps'));
+  // The compute-apps capture was taken on an idle node: it holds only while no process runs.
   const exact = MODEL.exact[argv.join('\u0000')];
-  if (exact !== undefined) return finish(exact, 0);
+  if (exact !== undefined && !(asksApps && apps.length > 0)) return finish(exact, 0);
 
   const opts = { list: false, query: false, xml: false, version: false, gpuFields: null, appFields: null, format: null, ids: null };
   for (let i = 0; i < argv.length; i++) {
@@ -97,15 +113,23 @@ function main() {
     'pci.bus_id': (g) => g.pciBusId,
     gpu_bus_id: (g) => g.pciBusId,
     'mig.mode.current': (g) => g.migMode,
-    'mig.mode.pending': (g) => g.migMode,
+    'mig.mode.pending': (g) => g.migPending,
     persistence_mode: () => 'Enabled',
     'utilization.gpu': () => ({ unit: '%', value: '0' }),
     'temperature.gpu': () => '34',
   };
-  // No process runs on the captured node, so compute-apps rows are always empty.
+  // Header names as nvidia-smi prints them: used_memory is an alias of used_gpu_memory.
+  const appHeaders = { used_memory: 'used_gpu_memory', used_gpu_memory: 'used_gpu_memory' };
+  const gpuOf = (a) => MODEL.gpus.find((g) => g.uuid === a.gpuUuid);
   const appColumns = {
-    pid: true, process_name: true, gpu_uuid: true, gpu_name: true, gpu_bus_id: true, gpu_serial: true,
-    used_memory: 'used_gpu_memory [MiB]', used_gpu_memory: 'used_gpu_memory [MiB]',
+    pid: (a) => String(a.pid),
+    process_name: (a) => a.processName,
+    gpu_uuid: (a) => a.gpuUuid,
+    gpu_name: (a) => (gpuOf(a) ? gpuOf(a).name : '[N/A]'),
+    gpu_bus_id: (a) => (gpuOf(a) ? gpuOf(a).pciBusId : '[N/A]'),
+    gpu_serial: (a) => (gpuOf(a) ? gpuOf(a).serial : '[N/A]'),
+    used_memory: (a) => (a.usedMemoryMiB === null ? '[N/A]' : mib(a.usedMemoryMiB)),
+    used_gpu_memory: (a) => (a.usedMemoryMiB === null ? '[N/A]' : mib(a.usedMemoryMiB)),
   };
 
   const fieldList = opts.gpuFields !== null ? opts.gpuFields : opts.appFields;
@@ -117,17 +141,22 @@ function main() {
   }
 
   let out = '';
+  const cell = (c) => (typeof c === 'object' ? (nounits ? c.value : c.value + ' ' + c.unit) : c);
   if (opts.gpuFields !== null) {
     const rows = gpus.map((g) => fields.map((f) => gpuColumns[f](g)));
     if (!noheader) {
       const first = rows[0] || [];
       out += fields.map((f, i) => (first[i] && typeof first[i] === 'object' ? f + ' [' + first[i].unit + ']' : f)).join(', ') + '\n';
     }
-    for (const row of rows) {
-      out += row.map((c) => (typeof c === 'object' ? (nounits ? c.value : c.value + ' ' + c.unit) : c)).join(', ') + '\n';
+    for (const row of rows) out += row.map(cell).join(', ') + '\n';
+  } else {
+    // -i narrows the listing to the processes on the selected GPUs.
+    const listed = apps.filter((a) => opts.ids === null || gpus.some((g) => g.uuid === a.gpuUuid));
+    if (!noheader) {
+      // Unit columns carry their unit in the header whether or not a row is printed (the idle capture shows it).
+      out += fields.map((f) => (f === 'used_memory' || f === 'used_gpu_memory' ? appHeaders[f] + ' [MiB]' : f)).join(', ') + '\n';
     }
-  } else if (!noheader) {
-    out += fields.map((f) => (typeof appColumns[f] === 'string' ? appColumns[f] : f)).join(', ') + '\n';
+    for (const a of listed) out += fields.map((f) => cell(appColumns[f](a))).join(', ') + '\n';
   }
   return finish(out, 0);
 }

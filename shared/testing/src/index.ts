@@ -7,7 +7,7 @@
 export { TEST_DATABASE_URL, TEST_REDIS_URL, testPostgresUrlAt, uniqueName, useTestPrefix, useTestSchema } from './test-env.js';
 export type { TestPrefix, TestSchema } from './test-env.js';
 
-export { startOllamaTestServer } from './ollama-test-server.js';
+export { CPU_TOKENS_PER_SECOND, GPU_TOKENS_PER_SECOND, startOllamaTestServer } from './ollama-test-server.js';
 export type { OllamaTestServer, OllamaTestServerOptions } from './ollama-test-server.js';
 export { DEFAULT_OLLAMA_REPLY, splitIntoChunks } from './ollama-reply.js';
 export type {
@@ -26,8 +26,11 @@ export { DEFAULT_OLLAMA_TEST_MODELS, canonicalModelName } from './ollama-test-mo
 export type { OllamaCapability, OllamaModelDetails, OllamaTestModel } from './ollama-test-models.js';
 
 export {
+  CONSTRUCTED_GPUS,
+  CONSTRUCTED_GPU_VARIANTS,
   FAKE_NVIDIA_SMI_VARIANTS,
   NVIDIA_SMI_DRIVER_FAILURE,
+  OLLAMA_RUNNER_PID,
   OTHER_GPU_UUID,
   SECOND_H200_UUID,
   SLOW_NVIDIA_SMI_DELAY_MS,
@@ -35,8 +38,9 @@ export {
   fakeGpus,
   fakeNvidiaSmiScript,
   installFakeNvidiaSmi,
+  ollamaComputeApp,
 } from './fake-nvidia-smi.js';
-export type { FakeGpu, FakeNvidiaSmi, FakeNvidiaSmiVariant } from './fake-nvidia-smi.js';
+export type { ConstructedGpuVariant, FakeComputeApp, FakeGpu, FakeMigMode, FakeNvidiaSmi, FakeNvidiaSmiVariant } from './fake-nvidia-smi.js';
 export {
   H200_CAPTURED_COMMANDS,
   H200_COMPUTE_CAP,

@@ -23,6 +23,20 @@ export interface OllamaTestModel {
   size?: number;
   /** Bytes in GPU memory while loaded (/api/ps). Default `size` (100% GPU); 0 means CPU only. */
   sizeVram?: number;
+  /**
+   * Bytes in GPU memory once the model is loaded again after an unload or an
+   * expired keep-alive (a reload the scheduler placed partly or wholly on the
+   * CPU, e.g. because something else took the GPU's memory meanwhile). Default:
+   * `sizeVram`, every load alike.
+   */
+  reloadSizeVram?: number;
+  /**
+   * Tokens per second generation runs at, as Ollama reports it
+   * (`eval_count / eval_duration`). Default: GPU speed (50) while the model is
+   * wholly in GPU memory, CPU speed (4) otherwise. Set it low with `size_vram ==
+   * size` for a server whose /api/ps says 100% GPU while it computes on the CPU.
+   */
+  evalTokensPerSecond?: number;
   /** Context length while loaded (/api/ps). Default 4096. */
   contextLength?: number;
   /** Listed by /api/ps before any request loads it. Default false. */
@@ -86,6 +100,8 @@ export interface ResolvedOllamaModel {
   capabilities: OllamaCapability[];
   size: number;
   sizeVram: number;
+  reloadSizeVram: number;
+  evalTokensPerSecond: number | undefined;
   contextLength: number;
   digest: string;
   details: OllamaModelDetails;
@@ -101,6 +117,8 @@ export function resolveOllamaModel(model: OllamaTestModel): ResolvedOllamaModel 
     capabilities: model.capabilities ?? ['completion'],
     size,
     sizeVram: model.sizeVram ?? size,
+    reloadSizeVram: model.reloadSizeVram ?? model.sizeVram ?? size,
+    evalTokensPerSecond: model.evalTokensPerSecond,
     contextLength: model.contextLength ?? 4096,
     digest: model.digest ?? createHash('sha256').update(name).digest('hex'),
     details: {
@@ -121,8 +139,8 @@ export function tagsEntry(m: ResolvedOllamaModel): Record<string, unknown> {
   return { name: m.name, model: m.name, modified_at: m.modifiedAt, size: m.size, digest: m.digest, details: m.details };
 }
 
-/** One entry of `GET /api/ps` (ProcessModelResponse). */
-export function psEntry(m: ResolvedOllamaModel, expiresAt: string): Record<string, unknown> {
+/** One entry of `GET /api/ps` (ProcessModelResponse); `sizeVram` is where this load placed the model. */
+export function psEntry(m: ResolvedOllamaModel, expiresAt: string, sizeVram: number = m.sizeVram): Record<string, unknown> {
   return {
     name: m.name,
     model: m.name,
@@ -130,7 +148,7 @@ export function psEntry(m: ResolvedOllamaModel, expiresAt: string): Record<strin
     digest: m.digest,
     details: m.details,
     expires_at: expiresAt,
-    size_vram: m.sizeVram,
+    size_vram: sizeVram,
     context_length: m.contextLength,
   };
 }

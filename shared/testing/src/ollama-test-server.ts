@@ -59,7 +59,15 @@ export interface OllamaTestServer {
   replyOnce(...sources: OllamaReplySource[]): void;
   /** The chat/generate calls that reached the model, oldest first. */
   readonly calls: OllamaGenerationCall[];
-  /** Forgets requests, calls, queued replies and loaded models; restores the starting fallback. */
+  /**
+   * The keep-alive of `model` (every loaded model when omitted) runs out now:
+   * Ollama unloads it and /api/ps stops listing it, as if its time had passed.
+   * The next request loads it again (see `reloadSizeVram`).
+   */
+  expire(model?: string): void;
+  /** How many times `model` was loaded (a load after an unload or expiry counts again). */
+  loads(model: string): number;
+  /** Forgets requests, calls, queued replies, loaded models and load counts; restores the starting fallback. */
   reset(): void;
   /** Stops listening and drops open connections (in-flight replies end at once). */
   close(): Promise<void>;
@@ -86,6 +94,9 @@ const GENERATE_REQUEST: GoType = {
 const SHOW_REQUEST: GoType = { kind: 'struct', name: 'api.ShowRequest', fields: { model: str, name: str, system: str, template: str, verbose: bool, options } };
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** Generation speed of a model wholly in GPU memory, and of one computing on the CPU (eval_count / eval_duration). */
+export const GPU_TOKENS_PER_SECOND = 50;
+export const CPU_TOKENS_PER_SECOND = 4;
 const DEFAULT_KEEP_ALIVE_MS = 5 * 60_000;
 // Go clamps a negative keep_alive to MaxInt64 ns: about 292 years.
 const FOREVER_MS = 292 * 365 * 24 * 3600_000;
@@ -117,12 +128,20 @@ export async function startOllamaTestServer(opts: OllamaTestServerOptions = {}):
   const script: OllamaReplyScript = { queue: [], fallback: initialFallback };
   /** canonical name → expiry (ms since epoch) of loaded models. */
   const loaded = new Map<string, number>();
+  /** canonical name → loads so far; a model loaded more than once sits where `reloadSizeVram` puts it. */
+  const loadCounts = new Map<string, number>();
+  const isLoaded = (name: string): boolean => (loaded.get(name) ?? 0) > Date.now();
+  const placedVram = (m: ResolvedOllamaModel): number => ((loadCounts.get(m.name) ?? 0) > 1 ? m.reloadSizeVram : m.sizeVram);
   const closing = new AbortController();
   // Every in-flight delay listens for close(); a load test may hold hundreds.
   setMaxListeners(0, closing.signal);
 
   const initiallyLoaded = (): void => {
-    for (const m of models) if (m.loaded) loaded.set(canonicalModelName(m.name), Date.now() + DEFAULT_KEEP_ALIVE_MS);
+    for (const m of models) {
+      if (!m.loaded) continue;
+      loaded.set(canonicalModelName(m.name), Date.now() + DEFAULT_KEEP_ALIVE_MS);
+      loadCounts.set(canonicalModelName(m.name), 1);
+    }
   };
   initiallyLoaded();
 
@@ -164,6 +183,7 @@ export async function startOllamaTestServer(opts: OllamaTestServerOptions = {}):
   };
 
   const touch = (m: ResolvedOllamaModel, keepAlive: unknown): void => {
+    if (!isLoaded(m.name)) loadCounts.set(m.name, (loadCounts.get(m.name) ?? 0) + 1);
     const ms = keepAliveMs(keepAlive);
     if (ms === 0) loaded.delete(m.name);
     else loaded.set(m.name, Date.now() + ms);
@@ -233,8 +253,10 @@ export async function startOllamaTestServer(opts: OllamaTestServerOptions = {}):
       throw new HttpFailure(400, `${qualifiedModelName(requested)} does not support insert`);
     }
 
-    const wasLoaded = (loaded.get(model.name) ?? 0) > Date.now();
+    const wasLoaded = isLoaded(model.name);
     touch(model, body.keep_alive);
+    // Where this load put the model decides how fast it generates, unless the model says otherwise.
+    const tokensPerSecond = model.evalTokensPerSecond ?? (placedVram(model) >= model.size ? GPU_TOKENS_PER_SECOND : CPU_TOKENS_PER_SECOND);
     if (empty) {
       const load = endpoint === 'chat'
         ? { ...baseFields(), ...emptyContent(), done_reason: 'load', done: true }
@@ -297,10 +319,10 @@ export async function startOllamaTestServer(opts: OllamaTestServerOptions = {}):
         total_duration: Number(process.hrtime.bigint() - started),
         load_duration: wasLoaded ? 50_000 : 1_200_000_000,
         prompt_eval_count: promptEvalCount,
-        // About 1,000 prompt tokens/s and 50 generated tokens/s: GPU-like figures.
+        // About 1,000 prompt tokens/s, and generation at the placement's speed (GPU_TOKENS_PER_SECOND on the GPU).
         prompt_eval_duration: promptEvalCount * 1_000_000,
         eval_count: evalCount,
-        eval_duration: evalCount * 20_000_000,
+        eval_duration: Math.round((evalCount * 1e9) / tokensPerSecond),
         ...reply.metrics,
       };
       // Go's omitempty: zero metrics are absent from the wire.
@@ -367,7 +389,7 @@ export async function startOllamaTestServer(opts: OllamaTestServerOptions = {}):
         .filter((m) => (loaded.get(m.name) ?? 0) > now)
         // Ollama lists the longest remaining keep-alive first.
         .sort((a, b) => (loaded.get(b.name) ?? 0) - (loaded.get(a.name) ?? 0))
-        .map((m) => psEntry(m, goTimestamp(new Date(loaded.get(m.name) ?? now))));
+        .map((m) => psEntry(m, goTimestamp(new Date(loaded.get(m.name) ?? now)), placedVram(m)));
       return send(res, 200, { models: running });
     }
     if (path === '/api/show' && method === 'POST') {
@@ -442,12 +464,20 @@ export async function startOllamaTestServer(opts: OllamaTestServerOptions = {}):
     replyOnce(...sources) {
       script.queue.push(...sources);
     },
+    expire(model) {
+      if (model === undefined) loaded.clear();
+      else loaded.delete(canonicalModelName(model));
+    },
+    loads(model) {
+      return loadCounts.get(canonicalModelName(model)) ?? 0;
+    },
     reset() {
       requests.length = 0;
       calls.length = 0;
       script.queue.length = 0;
       script.fallback = initialFallback;
       loaded.clear();
+      loadCounts.clear();
       initiallyLoaded();
     },
     close() {

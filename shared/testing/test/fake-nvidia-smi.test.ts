@@ -4,7 +4,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  CONSTRUCTED_GPUS,
+  CONSTRUCTED_GPU_VARIANTS,
   FAKE_NVIDIA_SMI_VARIANTS,
+  OLLAMA_RUNNER_PID,
   H200_CAPTURED_COMMANDS,
   H200_COMPUTE_CAP,
   H200_CUDA_VERSION,
@@ -20,6 +23,7 @@ import {
   h200CaptureDir,
   fixturesDir,
   installFakeNvidiaSmi,
+  ollamaComputeApp,
   readH200Capture,
   repoRoot,
 } from '../src/index.js';
@@ -42,6 +46,9 @@ function run(path: string, args: readonly string[], env: Record<string, string> 
 }
 
 const QUERY = '--query-gpu=index,uuid,name,compute_cap,memory.total,driver_version,pci.bus_id,mig.mode.current';
+const MIG_QUERY = '--query-gpu=index,uuid,mig.mode.current,mig.mode.pending';
+const APPS_QUERY = '--query-compute-apps=pid,gpu_uuid,used_memory';
+const constructedDir = (...parts: string[]) => join(fixturesDir(), 'gpu', 'constructed', ...parts);
 
 describe('H200 capture', () => {
   it('lives in the repository, with a note of where it came from', () => {
@@ -170,6 +177,53 @@ describe('installFakeNvidiaSmi', () => {
   it('failing prints the driver failure and exits 9 whatever it is asked', async () => {
     for (const args of [['-L'], [QUERY, '--format=csv'], ['-q', '-x']]) {
       expect(await run(smi('failing'), args)).toEqual({ stdout: `${NVIDIA_SMI_DRIVER_FAILURE}\n`, stderr: '', code: 9 });
+    }
+  });
+
+  it('mig-pending reports MIG off now and on after the next reset; mig-na reports [N/A] for both', async () => {
+    expect((await run(smi('mig-pending'), [MIG_QUERY, '--format=csv,noheader'])).stdout).toBe(`0, ${H200_UUID}, Disabled, Enabled\n`);
+    const pendingXml = (await run(smi('mig-pending'), ['-q', '-x'])).stdout;
+    expect(pendingXml).toContain('<current_mig>Disabled</current_mig>');
+    expect(pendingXml).toContain('<pending_mig>Enabled</pending_mig>');
+    expect((await run(smi('mig-na'), [MIG_QUERY, '--format=csv,noheader'])).stdout).toBe(`0, ${H200_UUID}, [N/A], [N/A]\n`);
+    expect((await run(smi('mig-na'), ['-q', '-x'])).stdout).toContain('<current_mig>N/A</current_mig>');
+    // The capture's own XML: MIG off, and no change pending.
+    expect((await run(smi('h200'), [MIG_QUERY, '--format=csv'])).stdout).toBe(`index, uuid, mig.mode.current, mig.mode.pending\n0, ${H200_UUID}, Disabled, Disabled\n`);
+  });
+
+  it.each(CONSTRUCTED_GPU_VARIANTS)('%s prints its constructed fixtures byte for byte', async (variant) => {
+    const commands: Array<[string, string[]]> = [
+      ['smi-L.txt', ['-L']],
+      ['smi-query.csv', [QUERY, '--format=csv']],
+      ['smi-mig.csv', [MIG_QUERY, '--format=csv']],
+    ];
+    for (const [file, args] of commands) {
+      const expected = await readFile(constructedDir(variant, file), 'utf8');
+      expect({ file, ...(await run(smi(variant), args)) }).toEqual({ file, stdout: expected, stderr: '', code: 0 });
+    }
+    const xml = (await run(smi(variant), ['-q', '-x'])).stdout;
+    expect(xml).toContain(`<product_name>${CONSTRUCTED_GPUS[variant].name}</product_name>`);
+    expect(xml).toContain(`<total>${CONSTRUCTED_GPUS[variant].memoryTotalMiB} MiB</total>`);
+  });
+
+  it('marks the constructed fixtures as constructed, beside the real capture', async () => {
+    const readme = await readFile(constructedDir('README.md'), 'utf8');
+    expect(readme).toContain('Nothing in this folder was printed by a real `nvidia-smi`.');
+    for (const variant of CONSTRUCTED_GPU_VARIANTS) expect(readme).toContain(`| ${variant} |`);
+    expect(await readFile(join(fixturesDir(), 'gpu', 'README.md'), 'utf8')).toContain('written by hand, not captured');
+  });
+
+  it("lists compute apps: none on the idle capture, Ollama's runner once given, and a change at the next call", async () => {
+    const fake = await installFakeNvidiaSmi('two-gpus', { computeApps: [ollamaComputeApp(H200_UUID)] });
+    try {
+      const idle = await run(smi('h200'), [APPS_QUERY, '--format=csv']);
+      expect(idle.stdout).toBe(readH200Capture().files['smi-apps.csv']);
+      expect((await run(fake.path, [APPS_QUERY, '--format=csv'])).stdout).toBe(await readFile(constructedDir('h200-ollama', 'smi-apps.csv'), 'utf8'));
+      await fake.setComputeApps([ollamaComputeApp(SECOND_H200_UUID, { usedMemoryMiB: null }), { pid: 7, processName: '/usr/bin/python3', gpuUuid: H200_UUID, usedMemoryMiB: 812 }]);
+      expect((await run(fake.path, [APPS_QUERY, '--format=csv,noheader,nounits'])).stdout).toBe(`${OLLAMA_RUNNER_PID}, ${SECOND_H200_UUID}, [N/A]\n7, ${H200_UUID}, 812\n`);
+      expect((await run(fake.path, ['--query-compute-apps=pid,process_name,gpu_name', '--format=csv', '-i', '0'])).stdout).toBe('pid, process_name, gpu_name\n7, /usr/bin/python3, NVIDIA H200\n');
+    } finally {
+      await fake.cleanup();
     }
   });
 

@@ -1,6 +1,6 @@
 import { Ollama } from 'ollama';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makePng, startOllamaTestServer } from '../src/index.js';
+import { CPU_TOKENS_PER_SECOND, GPU_TOKENS_PER_SECOND, makePng, startOllamaTestServer } from '../src/index.js';
 import type { OllamaTestServer } from '../src/index.js';
 
 // RFC 3339 in UTC with fractional seconds, as Go's time.Time marshals.
@@ -301,5 +301,53 @@ describe('Ollama test server options', () => {
     await server.close();
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(await pending).toBeInstanceOf(Error);
+  });
+});
+
+// Issue 19: the ways a real Ollama leaves the GPU without saying so, for the
+// extractor's generation gate to catch (docs/ollama.md, "GPUs, and running on
+// the CPU without saying so").
+describe('Ollama test server misbehaving as a real one does', () => {
+  let server: OllamaTestServer;
+  let ollama: Ollama;
+  const MODEL = 'extract:7b';
+  const rate = (r: { eval_count: number; eval_duration: number }) => (r.eval_count / r.eval_duration) * 1e9;
+  const generate = () => ollama.chat({ model: MODEL, messages: [{ role: 'user', content: 'one two three four five six seven eight' }], keep_alive: '30m' });
+
+  beforeAll(async () => {
+    server = await startOllamaTestServer({ models: [{ name: MODEL, size: 4_000_000_000, reloadSizeVram: 1_500_000_000 }], reply: 'a b c d e f g h i j' });
+    ollama = new Ollama({ host: server.url });
+  });
+  afterEach(() => {
+    server.reset();
+    delete server.models[0]!.evalTokensPerSecond;
+  });
+  afterAll(() => server.close());
+
+  it('generates at GPU speed while the model is wholly in GPU memory', async () => {
+    const r = await generate();
+    expect(rate(r)).toBe(GPU_TOKENS_PER_SECOND);
+    expect((await ollama.ps()).models[0]).toMatchObject({ size: 4_000_000_000, size_vram: 4_000_000_000 });
+  });
+
+  it('a reload after the keep-alive ran out lands partly on the CPU, and generates at CPU speed', async () => {
+    await ollama.chat({ model: MODEL, messages: [], keep_alive: '30m' });
+    expect(server.loads(MODEL)).toBe(1);
+    server.expire(MODEL);
+    expect(await ollama.ps()).toEqual({ models: [] });
+    await ollama.chat({ model: MODEL, messages: [], keep_alive: '30m' });
+    expect(server.loads(MODEL)).toBe(2);
+    expect((await ollama.ps()).models[0]).toMatchObject({ size: 4_000_000_000, size_vram: 1_500_000_000 });
+    expect(rate(await generate())).toBe(CPU_TOKENS_PER_SECOND);
+    // A request while the model is still resident is no reload.
+    await generate();
+    expect(server.loads(MODEL)).toBe(2);
+  });
+
+  it('/api/ps reports the model wholly in GPU memory while generation runs at CPU speed', async () => {
+    server.models[0]!.evalTokensPerSecond = 4;
+    const r = await generate();
+    expect(rate(r)).toBeCloseTo(4, 5);
+    expect((await ollama.ps()).models[0]).toMatchObject({ size: 4_000_000_000, size_vram: 4_000_000_000 });
   });
 });

@@ -79,33 +79,96 @@ export function planWindows(lines: readonly string[], requirements: readonly Req
 export interface ExtractPrompt {
   system: string;
   user: string;
-  /** system + user characters: what the harness reports as the isolated prompt size. */
+  /** system + user characters (UTF-16 code units, as the prompt metric counts them): never above maxPromptChars. */
   chars: number;
+  /** The requirements this prompt asks for: a window's requirements may be split across prompts. */
+  requirementIds: string[];
   /** The lines actually shown (the window may be trimmed to fit). */
   startLine: number;
   endLine: number;
 }
 
-function requirementLine(req: RequirementInput): string {
-  return `- ${req.id}${req.description ? `: ${req.description.slice(0, 200)}` : ''}`;
+const REQUIREMENTS_HEAD = 'Requirements:\n';
+const LINES_HEAD = '\n\nLines:\n';
+/** Longest description a requirement line shows, before any clipping to fit. */
+const DESCRIPTION_CHARS = 200;
+
+/** The first `n` UTF-16 units of `s`, never ending inside a surrogate pair. */
+function clipText(s: string, n: number): string {
+  if (s.length <= n) return s;
+  const cut = s.slice(0, Math.max(0, n));
+  const last = cut.charCodeAt(cut.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
 }
 
-/** The prompt for one window, trimmed line by line from its ends until it fits maxPromptChars. */
-export function buildPrompt(lines: readonly string[], window: ExtractWindow, requirements: readonly RequirementInput[], limits: WindowLimits = DEFAULT_WINDOW_LIMITS): ExtractPrompt {
+function requirementLine(req: RequirementInput, room: number): string {
+  const id = `- ${req.id}`;
+  if (!req.description) return id;
+  // A description is a help, the id is the question: the description gives way first.
+  const descRoom = Math.min(DESCRIPTION_CHARS, room - id.length - 2);
+  return descRoom > 0 ? `${id}: ${clipText(req.description, descRoom)}` : id;
+}
+
+/**
+ * The prompts for one window, each at most maxPromptChars whatever the
+ * lines and requirements look like. The requirements the window names are
+ * split into as many prompts as their lines need (twenty requirements that
+ * one line mentions do not make one oversized prompt), their descriptions
+ * clipped when one alone would not fit; the window's lines are trimmed from
+ * its ends toward its middle, each clipped to lineChars, and a line longer
+ * than the room left is clipped to it. Every prompt shows at least one line.
+ */
+export function buildPrompts(lines: readonly string[], window: ExtractWindow, requirements: readonly RequirementInput[], limits: WindowLimits = DEFAULT_WINDOW_LIMITS): ExtractPrompt[] {
   const reqs = requirements.filter((r) => window.requirementIds.includes(r.id));
-  const head = `Requirements:\n${reqs.map(requirementLine).join('\n')}\n\nLines:\n`;
-  const shown = (n: number) => `${n}: ${lines[n - 1]!.slice(0, limits.lineChars)}`;
-  let start = window.startLine;
-  let end = window.endLine;
-  const size = () => EXTRACT_SYSTEM_PROMPT.length + head.length + Array.from({ length: end - start + 1 }, (_, i) => shown(start + i).length + 1).reduce((a, b) => a + b, 0);
-  const middle = Math.floor((window.startLine + window.endLine) / 2);
-  while (size() > limits.maxPromptChars && end > start) {
-    if (end - middle >= middle - start) end -= 1;
-    else start += 1;
+  const room = limits.maxPromptChars - EXTRACT_SYSTEM_PROMPT.length - REQUIREMENTS_HEAD.length - LINES_HEAD.length - 1;
+  // Room kept for lines: at least one whole clipped line with its number, and most of the room when there is plenty.
+  const lineRoom = Math.max(limits.lineChars + String(window.endLine).length + 2, Math.floor(room * 0.4));
+  const headRoom = Math.max(0, room - lineRoom);
+
+  const groups: string[][] = [];
+  let group: string[] = [];
+  let used = 0;
+  for (const req of reqs) {
+    const line = requirementLine(req, headRoom);
+    const cost = line.length + (group.length > 0 ? 1 : 0);
+    if (group.length > 0 && used + cost > headRoom) {
+      groups.push(group);
+      group = [];
+      used = 0;
+    }
+    group.push(line);
+    used += group.length > 1 ? line.length + 1 : line.length;
   }
-  const body = Array.from({ length: end - start + 1 }, (_, i) => shown(start + i)).join('\n');
-  const user = `${head}${body}\n`;
-  return { system: EXTRACT_SYSTEM_PROMPT, user, chars: EXTRACT_SYSTEM_PROMPT.length + user.length, startLine: start, endLine: end };
+  if (group.length > 0 || groups.length === 0) groups.push(group);
+
+  let offset = 0;
+  return groups.map((reqLines) => {
+    const ids = reqs.slice(offset, offset + reqLines.length).map((r) => r.id);
+    offset += reqLines.length;
+    const head = `${REQUIREMENTS_HEAD}${reqLines.join('\n')}${LINES_HEAD}`;
+    const fixed = EXTRACT_SYSTEM_PROMPT.length + head.length + 1;
+    const shown = (n: number) => `${n}: ${clipText(lines[n - 1] ?? '', limits.lineChars)}`;
+    let start = window.startLine;
+    let end = window.endLine;
+    const bodyChars = () => {
+      let total = 0;
+      for (let n = start; n <= end; n++) total += shown(n).length + 1;
+      return total - 1;
+    };
+    const middle = Math.floor((window.startLine + window.endLine) / 2);
+    while (fixed + bodyChars() > limits.maxPromptChars && end > start) {
+      if (end - middle >= middle - start) end -= 1;
+      else start += 1;
+    }
+    let body = Array.from({ length: end - start + 1 }, (_, i) => shown(start + i)).join('\n');
+    if (fixed + body.length > limits.maxPromptChars) {
+      // One line is left and it is still too long: show what fits of it.
+      const prefix = `${start}: `;
+      body = `${prefix}${clipText(lines[start - 1] ?? '', limits.maxPromptChars - fixed - prefix.length)}`;
+    }
+    const user = `${head}${body}\n`;
+    return { system: EXTRACT_SYSTEM_PROMPT, user, chars: EXTRACT_SYSTEM_PROMPT.length + user.length, requirementIds: ids, startLine: start, endLine: end };
+  });
 }
 
 /** The structured output the model must produce (sent to Ollama as `format`). */

@@ -33,6 +33,8 @@ export const ARTIFACT_LIMITS = {
   grepMaxCapBytes: 1_000_000,
   /** The largest body one materialization delivers whole (serialized); a larger one is over budget whatever the caller's budget. */
   materializeMaxBodyBytes: 900_000,
+  /** Partial or capped reads a grep result names (provenance.partialReads); partialReadsTotal counts them all. */
+  grepPartialReadsListed: 50,
   budgetChars: 8_000_000,
 } as const;
 
@@ -164,14 +166,29 @@ export const AnchorSchema = z.object({
 });
 export type Anchor = z.infer<typeof AnchorSchema>;
 
+/** A part of a file a read did not hold: lines 1-based inclusive, bytes 0-based end-exclusive; `end: null` runs to the end of the file. */
+export const UnreadPartSchema = z.object({
+  unit: z.enum(['lines', 'bytes']),
+  start: z.number().int().nonnegative(),
+  end: z.number().int().positive().nullable(),
+});
+export type UnreadPart = z.infer<typeof UnreadPartSchema>;
+
 export const RecoverySchema = z.object({
   /** Line ranges of the source to read next. */
   readLines: z.array(z.object({ start: z.number().int().positive(), end: z.number().int().positive() })),
   /** What to search for (artifact.grep patterns). */
   search: z.array(text()),
+  /** Over a partial or capped read: the parts of the file it did not hold, to read (artifact.read with range) before extracting again. */
+  readRest: z.object({ path: text(), parts: z.array(UnreadPartSchema) }).optional(),
 });
 
-export const UNRESOLVED_CODES = ['not_found', 'ambiguous', 'anchor_failed', 'model_unresolved', 'model_failed', 'window_limit'] as const;
+/**
+ * not_in_part_read: the source is a partial or capped read, and the part read
+ * does not define the value; it may be in the rest (recovery.readRest). Never
+ * `not_found` for such a source: a part cannot prove an absence.
+ */
+export const UNRESOLVED_CODES = ['not_found', 'ambiguous', 'anchor_failed', 'model_unresolved', 'model_failed', 'window_limit', 'not_in_part_read'] as const;
 
 export const RequirementResultSchema = z.discriminatedUnion('status', [
   z.object({
@@ -275,7 +292,7 @@ export const GrepMatchSchema = z.object({
 });
 
 export const GrepResultSchema = z.object({
-  /** complete: every current artifact searched and every match returned. partial: a cap was hit; never read as "not found". */
+  /** complete: every current artifact searched whole and every match returned. partial: a cap was hit, or a target is a partial or capped read; never read as "not found". */
   status: z.enum(['complete', 'partial']),
   found: z.boolean(),
   matches: z.array(GrepMatchSchema),
@@ -290,7 +307,14 @@ export const GrepResultSchema = z.object({
     /** Matching lines counted in the files scanned (at least matchesReturned). */
     matchesCounted: z.number().int().nonnegative(),
     truncated: z.boolean(),
-    truncatedBy: z.array(z.enum(['result_cap', 'scan_cap', 'line_cap'])),
+    /** partial_reads: some files searched were read only in part (partialReads names them); a match may be in what was not read. */
+    truncatedBy: z.array(z.enum(['result_cap', 'scan_cap', 'line_cap', 'partial_reads'])),
+    /** The targets that are partial or capped reads (files with no full read recorded), at most ARTIFACT_LIMITS.grepPartialReadsListed of them. */
+    partialReads: z
+      .array(z.object({ artifactId: ArtifactIdSchema, path: text(), fidelity: z.enum(['partial', 'capped']), range: ArtifactRangeSchema.nullable() }))
+      .optional(),
+    /** How many targets are partial or capped reads, listed or not. */
+    partialReadsTotal: z.number().int().nonnegative().optional(),
   }),
   /** Deterministic advice for a capped result: the same search gives the same advice. */
   narrowing: z

@@ -107,6 +107,7 @@ export const artifactGrep = defineOperation({
   description:
     'Searches the current (available) artifacts of a workspace for a regular expression (RE2 syntax: linear time, no backreferences or lookaround), line by line. ' +
     'The result is capped (capBytes, default 1 MB of matching lines). A capped result has status partial: it is never "not found". ' +
+    'A search over files recorded only from partial or capped reads is partial too, and names those reads (provenance.partialReads): read them whole to search all of them. ' +
     'Narrow it with the advice it returns: a path prefix, the files with most matches, a tighter pattern.',
   owner: { queue: QUEUES.extractor },
   mode: 'rpc',
@@ -150,6 +151,7 @@ export const artifactExtract = defineOperation({
     'Starts a branch extraction of the facts you name (requirements) from an artifact, by a model running on an approved GPU; answers with a job handle (read it with jobs.get). ' +
     'The result is a derived artifact linked to the source hash and range: every requirement is satisfied with an anchor (lines and the exact quote, verified against the stored source) ' +
     'or unresolved with a reason and what to read or search next. Coverage is complete only when nothing is unresolved: never treat an incomplete extract as the whole answer. ' +
+    'Over a partial or capped read, a fact the part does not define is not_in_part_read, with the parts of the file left to read (recovery.readRest), never not_found. ' +
     'The job waits in the queue until an approved GPU worker takes it; it never runs on a CPU.',
   owner: { queue: QUEUES.extractorGpu },
   mode: 'job',
