@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { imageFiles } from '../image-files.mjs';
@@ -36,9 +36,11 @@ function tree(opts: { installB?: boolean } = {}) {
   pkg(join(t, 'node_modules/heavy'), { name: 'heavy' });
   pkg(join(t, 'node_modules/vitest'), { name: 'vitest' });
   mkdirSync(join(t, 'node_modules/@vouch'), { recursive: true });
-  symlinkSync('../../shared/lib', join(t, 'node_modules/@vouch/lib'));
-  symlinkSync('../../shared/helper', join(t, 'node_modules/@vouch/helper'));
-  symlinkSync('../../services/svc', join(t, 'node_modules/@vouch/svc'));
+  // Relative links, as npm makes them (node_modules/@vouch/lib -> the workspace folder).
+  const link = (to: string, name: string) => symlinkSync(relative(join(t, 'node_modules/@vouch'), join(t, to)), join(t, 'node_modules/@vouch', name));
+  link('shared/lib', 'lib');
+  link('shared/helper', 'helper');
+  link('services/svc', 'svc');
   return t;
 }
 
