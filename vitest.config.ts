@@ -97,6 +97,7 @@ export const SYSTEM = [
   'services/gateway/test/process-config.test.ts',
   'services/gateway/test/process-lifecycle.test.ts',
   'services/gateway/test/tenant-budgets.test.ts',
+  'services/gateway/test/tenant-floods.test.ts',
   'services/gateway/test/tenant-isolation.test.ts',
   'services/ledger-critic/test/process-startup.test.ts',
   'services/ledger-critic/test/worker-crash.test.ts',

@@ -1,0 +1,156 @@
+/**
+ * Issue 17's noisy neighbours against the system as it is deployed: the
+ * gateway and each queue service in a process of its own
+ * (process-stack.ts), tenant A flooding one expensive operation while tenant
+ * B calls a cheap one (tenant-floods.ts says how each is measured; `npm run
+ * bench:fairness` runs the same floods at the issue's sizes). For each flood:
+ *
+ *   - B's p99 under A's flood stays within 2 × its p99 alone (measured just
+ *     before, in the same round) plus one of A's jobs;
+ *   - A's flood reached the place it would crowd (A's key has budgets it
+ *     cannot reach: the budgets are tenant-budgets.test.ts's), and every
+ *     answer A got is one the gateway documents;
+ *
+ * and once the floods are over, every service is back within 20 % of the
+ * RSS it had before its first flood.
+ *
+ * Sized for a shared 2-core machine: small floods, one round; the bound is
+ * generous by design (it allows a whole job of A's), so a flood that breaks
+ * it breaks it by far. The claims come first, while the gateway is fresh
+ * (its bound has the least slack); the OCR flood last, so that the extractor
+ * is idle through it before its memory is read.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startProcessStack, type ProcessStack, type StackProcessName } from './process-stack.js';
+import { describeFigures, measureFlood, type FloodFigures, type FloodKind, type FloodSizes, type MeasureOptions } from './tenant-floods.js';
+
+const MiB = 1024 * 1024;
+const SIZES: FloodSizes = {
+  // 40 callers: the 32 the gateway lets one tenant keep waiting (BOARD_CLAIM_WAITS_PER_TENANT), and 8 it refuses.
+  claimCallers: 40,
+  ocrCallers: 4,
+  ocrWidth: 3000,
+  ocrHeight: 2000,
+  grepCallers: 3,
+  grepFiles: 2,
+  grepFileChars: 4_000_000,
+  // 8 bodies of 4 MB: all fit the gateway's default body budget (64 MiB) at once.
+  bodyCallers: 8,
+  mcpCallers: 8,
+  bodyChars: 4_000_000,
+};
+/** The extractor keeps recent bodies in memory by design (body-cache.ts), up to this much: its RSS may keep that too. It holds the grep's two files. */
+const BODY_CACHE_BYTES = 32 * MiB;
+
+/** One round: where the bound breaks, it breaks by far. */
+const BASE: MeasureOptions = { rounds: 1, samples: 20, phaseMs: 2_000, jobSamples: 1, floodJobs: 3, maxLoadedMs: 3_000, rssReturnMs: 0 };
+/**
+ * The claims' one job is a try of 30 ms, so the bound has little slack:
+ * 5.5 s phases, p99 over some 300 calls each, the loaded one long enough to
+ * hold the moment A's waiting claims all look again
+ * (BOARD_CLAIM_SAFETY_POLL_MS, 5 s after they start).
+ */
+const CLAIMS: MeasureOptions = { ...BASE, samples: 50, phaseMs: 5_500, jobSamples: 3, floodJobs: 1, maxLoadedMs: 10_000 };
+/** How long a service may take to give memory back once idle: V8 shrinks its heap some seconds after allocation stops (up to 40 s seen). */
+const RSS_RETURN_MS = 45_000;
+
+describe('one tenant flooding an expensive operation, another calling a cheap one', () => {
+  let stack: ProcessStack;
+  const measured = new Map<FloodKind, FloodFigures>();
+
+  beforeAll(async () => {
+    stack = await startProcessStack('tenant_floods', {
+      services: ['board-dispatcher', 'extractor', 'vision-router'],
+      vars: {
+        // Fewer slots than the claims one tenant may keep waiting: were they waiting in the dispatcher's slots, as before issue 17, they would hold every one.
+        'board-dispatcher': { WORKER_CONCURRENCY: '16' },
+        extractor: { EXTRACTOR_BODY_CACHE_BYTES: String(BODY_CACHE_BYTES) },
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  const measure = async (kind: FloodKind, opts: MeasureOptions) => {
+    const figures = await measureFlood(stack, kind, SIZES, opts);
+    console.log(describeFigures(figures));
+    measured.set(kind, figures);
+    return figures;
+  };
+  const withinBound = (f: FloodFigures) => {
+    expect(f.loaded.p99, `B's p99 under A's flood; alone ${f.unloaded.p99.toFixed(0)} ms, one job of A ${f.jobMs.toFixed(0)} ms`).toBeLessThanOrEqual(f.boundMs);
+  };
+
+  it("keeps B's board.show within the bound while A keeps every claim it may waiting, in the gateway, holding no worker slot", async () => {
+    const f = await measure('claims', CLAIMS);
+    // 32 claims waiting when the flood stopped, the other 8 refused (and refused again after their Retry-After).
+    expect(f.answers['waiting at stop']).toBe(32);
+    expect(Object.keys(f.answers).sort()).toEqual(['429', 'waiting at stop']);
+    expect(f.answers['429']).toBeGreaterThanOrEqual(8);
+    withinBound(f);
+  }, 60_000);
+
+  /*
+   * These three floods break the bound today: B's p99 is 2 to 3 times the
+   * bound at these sizes (15 to 60 times its p99 alone), and about 5 times at
+   * the bench's. Each block measures once, checks what holds, and keeps the
+   * bound as a known failure (it.fails: it turns red once the bound holds;
+   * make it an `it` then).
+   *
+   * Why (CPU profiles of both processes under the floods): A holds only its
+   * one extractor slot, but a service runs its jobs on one event loop, and
+   * A's jobs hold it for long synchronous stretches. A grep scans every body
+   * in one call (scanTargets), and with the bodies in the body cache the next
+   * grep starts with no I/O between; an 8 MB artifact.read is parsed from its
+   * job (BullMQ's fromJSON), validated, hashed and line-indexed in the
+   * extractor, and parsed, validated, costed and serialized into its job in
+   * the gateway, which admits as many such bodies as BODY_BUDGET_BYTES holds,
+   * whoever sends them. Each step of B's job waits for one of those
+   * stretches, so B waits for several of A's jobs, not one.
+   */
+  for (const { kind, what } of [
+    { kind: 'grep', what: 'artifact.grep with no literal' },
+    { kind: 'bodies', what: 'artifact.read with large bodies over /v1' },
+    { kind: 'mcp', what: 'parallel artifact_read calls with large bodies over /mcp' },
+  ] as const) {
+    describe(`B's artifact.read of 6 bytes under A's ${kind} flood (${what})`, () => {
+      let f: FloodFigures;
+      beforeAll(async () => {
+        f = await measure(kind, BASE);
+      }, 90_000);
+
+      it('reaches the extractor, and answers A as documented: 200, or 503 while the body budget is full', () => {
+        expect(Object.keys(f.answers).filter((status) => !['200', '503'].includes(status))).toEqual([]);
+        expect(f.answers['200']).toBeGreaterThanOrEqual(3);
+      });
+
+      it.fails("keeps B's p99 within 2 × its p99 alone plus one of A's jobs", () => {
+        withinBound(f);
+      });
+    });
+  }
+
+  it("keeps B's small vision.analyze within the bound under A's large PNGs", async () => {
+    const f = await measure('ocr', BASE);
+    expect(f.answers).toEqual({ '200': expect.any(Number) });
+    expect(f.answers['200']).toBeGreaterThanOrEqual(SIZES.ocrCallers);
+    // Each OCR job holds the page's pixels: the flood is felt in memory (and must not stay there, below).
+    expect(f.rss.peak - f.rss.before).toBeGreaterThan(25 * MiB);
+    withinBound(f);
+  }, 90_000);
+
+  it('gives every service its memory back once idle: within 20 % of its RSS before its first flood (the extractor: and its body cache)', async () => {
+    expect([...measured.keys()].sort()).toEqual(['bodies', 'claims', 'grep', 'mcp', 'ocr']);
+    // Each process's baseline is its RSS before the first flood it served, after that flood's warm-up.
+    const before = new Map<StackProcessName, number>();
+    for (const f of measured.values()) if (!before.has(f.service)) before.set(f.service, f.rss.before);
+    const allowed = (name: StackProcessName, rss: number) => rss * 1.2 + (name === 'extractor' ? BODY_CACHE_BYTES : 0);
+    const over = () => [...before].filter(([name, rss]) => stack.rss(name) > allowed(name, rss));
+    const started = Date.now();
+    while (over().length > 0 && Date.now() - started < RSS_RETURN_MS) await new Promise((r) => setTimeout(r, 250));
+    const state = [...before].map(([name, rss]) => `${name} ${Math.round(rss / MiB)} → ${Math.round(stack.rss(name) / MiB)} MiB`).join(', ');
+    console.log(`RSS before its first flood → ${((Date.now() - started) / 1000).toFixed(1)} s after the last flood: ${state}`);
+    expect(over().map(([name]) => name), state).toEqual([]);
+  }, RSS_RETURN_MS + 10_000);
+});
