@@ -179,10 +179,19 @@ async function tenantKeys(stack: ProcessStack, kind: FloodKind) {
 /** Jobs of the queue not yet finished (waiting, delayed, parked, running). */
 function queueBacklog(stack: ProcessStack, name: QueueName) {
   const queue = new Queue(name, { connection: consumerRedisOptions(TEST_REDIS_URL), prefix: stack.prefix });
+  const count = async (): Promise<number> => {
+    const counts = await queue.getJobCounts('active', 'waiting', 'delayed', 'prioritized', 'waiting-children');
+    return Object.values(counts).reduce((a, b) => a + b, 0);
+  };
   return {
-    async count(): Promise<number> {
-      const counts = await queue.getJobCounts('active', 'waiting', 'delayed', 'prioritized', 'waiting-children');
-      return Object.values(counts).reduce((a, b) => a + b, 0);
+    count,
+    /** Resolves once at least `atLeast` of A's jobs wait or run there: the flood has reached the queue. */
+    async holds(what: string, atLeast: number, everyMs = 50): Promise<void> {
+      await eventually(`${what} queued at the ${name}`, async () => ((await count()) >= atLeast ? true : undefined), 60_000, everyMs);
+    },
+    /** Resolves once the queue is empty again. */
+    async empties(timeoutMs = 120_000): Promise<void> {
+      await eventually(`the ${name} queue to empty`, async () => ((await count()) === 0 ? true : undefined), timeoutMs, 100);
     },
     close: () => queue.close(),
   };
@@ -326,13 +335,8 @@ function ocrFlood(stack: ProcessStack, sizes: FloodSizes): Flood {
       // The registration is part of the flood's traffic, as the issue's tenant A sent it.
       return answerOf(await a.send('POST', '/v1/vision/analyze', analyze(await freshAlias()), signal));
     },
-    async reached() {
-      const want = Math.min(sizes.ocrCallers, 3);
-      await eventually(`${want} of A's analyses queued at the vision-router`, async () => ((await vision.count()) >= want ? true : undefined), 60_000, 50);
-    },
-    async drained() {
-      await eventually('the vision-router queue to empty', async () => ((await vision.count()) === 0 ? true : undefined), 180_000, 100);
-    },
+    reached: () => vision.holds(`${Math.min(sizes.ocrCallers, 3)} of A's analyses`, Math.min(sizes.ocrCallers, 3)),
+    drained: () => vision.empties(180_000),
     close: () => vision.close(),
   };
 }
@@ -374,13 +378,8 @@ function grepFlood(stack: ProcessStack, sizes: FloodSizes): Flood {
     async floodCall(signal) {
       return answerOf(await a.send('POST', '/v1/artifacts/grep', grep, signal));
     },
-    async reached() {
-      const want = Math.min(sizes.grepCallers, 3);
-      await eventually(`${want} of A's greps queued at the extractor`, async () => ((await extractor.count()) >= want ? true : undefined), 60_000, 50);
-    },
-    async drained() {
-      await eventually('the extractor queue to empty', async () => ((await extractor.count()) === 0 ? true : undefined), 120_000, 100);
-    },
+    reached: () => extractor.holds(`${Math.min(sizes.grepCallers, 3)} of A's greps`, Math.min(sizes.grepCallers, 3)),
+    drained: () => extractor.empties(),
     close: () => extractor.close(),
   };
 }
@@ -411,12 +410,8 @@ function bodiesFlood(stack: ProcessStack, sizes: FloodSizes): Flood {
     async floodCall(signal) {
       return answerOf(await a.send('POST', '/v1/artifacts/read', JSON.stringify(nextBody()), signal));
     },
-    async reached() {
-      await eventually('A\'s bodies queued at the extractor', async () => ((await extractor.count()) >= 2 ? true : undefined), 60_000, 20);
-    },
-    async drained() {
-      await eventually('the extractor queue to empty', async () => ((await extractor.count()) === 0 ? true : undefined), 120_000, 100);
-    },
+    reached: () => extractor.holds("A's bodies", 2, 20),
+    drained: () => extractor.empties(),
     close: () => extractor.close(),
   };
 }
@@ -462,12 +457,8 @@ function mcpFlood(stack: ProcessStack, sizes: FloodSizes): Flood {
     async floodCall(signal) {
       return mcpAnswer(await a.send('POST', '/mcp', toolCall(), signal));
     },
-    async reached() {
-      await eventually('A\'s MCP bodies queued at the extractor', async () => ((await extractor.count()) >= 2 ? true : undefined), 60_000, 20);
-    },
-    async drained() {
-      await eventually('the extractor queue to empty', async () => ((await extractor.count()) === 0 ? true : undefined), 120_000, 100);
-    },
+    reached: () => extractor.holds("A's MCP bodies", 2, 20),
+    drained: () => extractor.empties(),
     close: () => extractor.close(),
   };
 }
