@@ -1,5 +1,5 @@
 import { createLogger, parseConfig } from '@vouch/platform';
-import { startServiceUnderTest, type ServiceUnderTest } from '@vouch/testing';
+import { H200_UUID, startServiceUnderTest, type ServiceUnderTest } from '@vouch/testing';
 import { extractorEnvSchema, type ExtractorEnv } from '../src/config.js';
 import { startExtractor, type ExtractorOverrides, type RunningExtractor } from '../src/extractor-service.js';
 
@@ -41,28 +41,37 @@ export function oversizedSource(seed: number, opts: { baudRate?: number; channel
 }
 
 /**
+ * The variables of an extractor with LLM extraction behind its gate on the
+ * captured H200: the fake nvidia-smi at `nvidiaSmi`, the model `model` served
+ * by the Ollama (test server) at `ollamaUrl`. Tests add or override the rest.
+ */
+export function h200GateVars(nvidiaSmi: string, ollamaUrl: string, model: string): Record<string, string> {
+  return {
+    EXTRACTOR_LLM_ENABLED: 'true',
+    EXTRACTOR_APPROVED_GPU_UUIDS: H200_UUID,
+    OLLAMA_CUDA_VISIBLE_DEVICES: H200_UUID,
+    NVIDIA_SMI: nvidiaSmi,
+    OLLAMA_HOST: ollamaUrl,
+    EXTRACTOR_MODEL: model,
+    EXTRACTOR_LLM_TIMEOUT_MS: '10000',
+    EXTRACTOR_LLM_LOCK_MS: '30000',
+  };
+}
+
+/**
  * The extractor as a full stack runs it: both queues served, the GPU worker
  * behind its gate on the fake nvidia-smi (the H200 capture, Ollama's runner
  * on the H200) with the Ollama test server as the model. Resolves once the
  * gate passed.
  */
 export async function startGatedExtractorUnderTest(label: string, shared: { prefix: string }): Promise<{ service: ExtractorUnderTest; stop(): Promise<void> }> {
-  const { installFakeNvidiaSmi, ollamaComputeApp, scriptedExtractionModel, startOllamaTestServer, H200_UUID } = await import('@vouch/testing');
+  const { installFakeNvidiaSmi, ollamaComputeApp, scriptedExtractionModel, startOllamaTestServer } = await import('@vouch/testing');
   const ollama = await startOllamaTestServer({ models: [{ name: 'extract:7b', size: 4_000_000_000 }], reply: scriptedExtractionModel() });
   // The captured H200, with Ollama's runner on it as nvidia-smi lists it once the model is loaded.
   const smi = await installFakeNvidiaSmi('h200', { computeApps: [ollamaComputeApp(H200_UUID)] });
   const service = await startExtractorUnderTest(
     label,
-    {
-      EXTRACTOR_LLM_ENABLED: 'true',
-      EXTRACTOR_APPROVED_GPU_UUIDS: H200_UUID,
-      OLLAMA_CUDA_VISIBLE_DEVICES: H200_UUID,
-      NVIDIA_SMI: smi.path,
-      OLLAMA_HOST: ollama.url,
-      EXTRACTOR_MODEL: 'extract:7b',
-      EXTRACTOR_LLM_TIMEOUT_MS: '10000',
-      EXTRACTOR_LLM_LOCK_MS: '30000',
-    },
+    h200GateVars(smi.path, ollama.url, 'extract:7b'),
     shared,
   );
   const gate = await service.service.gateSettled();

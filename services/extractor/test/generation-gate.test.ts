@@ -30,7 +30,7 @@ import {
   type TestSchema,
 } from '@vouch/testing';
 import type { Job } from 'bullmq';
-import { QueueJobs, startExtractorUnderTest, type ExtractorUnderTest } from './extractor-test-env.js';
+import { QueueJobs, h200GateVars, startExtractorUnderTest, type ExtractorUnderTest } from './extractor-test-env.js';
 
 const MODEL = 'extract:7b';
 const SOURCE = 'export const uart = {\n  baudRate: 115200,\n  channel: 7,\n};\n';
@@ -74,14 +74,7 @@ describe('the GPU gate at every generation (Ollama test server, fake nvidia-smi,
     const svc = await startExtractorUnderTest(
       'extractor_generation_gate',
       {
-        EXTRACTOR_LLM_ENABLED: 'true',
-        EXTRACTOR_APPROVED_GPU_UUIDS: H200_UUID,
-        OLLAMA_CUDA_VISIBLE_DEVICES: H200_UUID,
-        NVIDIA_SMI: smi.path,
-        OLLAMA_HOST: ollama.url,
-        EXTRACTOR_MODEL: MODEL,
-        EXTRACTOR_LLM_TIMEOUT_MS: '10000',
-        EXTRACTOR_LLM_LOCK_MS: '30000',
+        ...h200GateVars(smi.path, ollama.url, MODEL),
         EXTRACTOR_GATE_RETRY_MS: '600000',
         ...vars,
       },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES, type Artifact, type DerivedExtract } from '@vouch/contracts';
 import { H200_UUID, OTHER_GPU_UUID, eventually, installFakeNvidiaSmi, metricValue, ollamaComputeApp, scriptedExtractionModel, startOllamaTestServer, useTestPrefix, type FakeNvidiaSmi, type OllamaTestServer, type TestPrefix } from '@vouch/testing';
-import { JobFailed, QueueJobs, oversizedSource, startExtractorUnderTest, type ExtractorUnderTest } from './extractor-test-env.js';
+import { JobFailed, QueueJobs, h200GateVars, oversizedSource, startExtractorUnderTest, type ExtractorUnderTest } from './extractor-test-env.js';
 
 const MODEL = 'extract:7b';
 
@@ -37,14 +37,7 @@ describe('the GPU-gated LLM worker', () => {
     const svc = await startExtractorUnderTest(
       'extractor_gpu',
       {
-        EXTRACTOR_LLM_ENABLED: 'true',
-        EXTRACTOR_APPROVED_GPU_UUIDS: H200_UUID,
-        OLLAMA_CUDA_VISIBLE_DEVICES: H200_UUID,
-        NVIDIA_SMI: smi.path,
-        OLLAMA_HOST: ollama.url,
-        EXTRACTOR_MODEL: MODEL,
-        EXTRACTOR_LLM_TIMEOUT_MS: '10000',
-        EXTRACTOR_LLM_LOCK_MS: '30000',
+        ...h200GateVars(smi.path, ollama.url, MODEL),
         EXTRACTOR_GATE_RETRY_MS: '600000',
         ...extra,
       },

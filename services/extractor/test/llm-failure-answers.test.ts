@@ -14,7 +14,7 @@ import {
   type TestPrefix,
 } from '@vouch/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobFailed, QueueJobs, startExtractorUnderTest, type ExtractorUnderTest } from './extractor-test-env.js';
+import { JobFailed, QueueJobs, h200GateVars, startExtractorUnderTest, type ExtractorUnderTest } from './extractor-test-env.js';
 
 const MODEL = 'extract:7b';
 const WAY_OUT = ': the model extraction stopped; run it again later, or use artifact.extractDeterministic (no model)';
@@ -54,14 +54,8 @@ describe('artifact.extract answers when the extraction model fails (Ollama test 
     svc = await startExtractorUnderTest(
       'extractor_llm_failures',
       {
-        EXTRACTOR_LLM_ENABLED: 'true',
-        EXTRACTOR_APPROVED_GPU_UUIDS: H200_UUID,
-        OLLAMA_CUDA_VISIBLE_DEVICES: H200_UUID,
-        NVIDIA_SMI: smi.path,
-        OLLAMA_HOST: rig.url,
-        EXTRACTOR_MODEL: MODEL,
+        ...h200GateVars(smi.path, rig.url, MODEL),
         EXTRACTOR_LLM_TIMEOUT_MS: '1000',
-        EXTRACTOR_LLM_LOCK_MS: '30000',
         EXTRACTOR_GATE_RETRY_MS: '600000',
       },
       { prefix: prefix.prefix },
