@@ -17,6 +17,7 @@
  *   npm run bench:fairness                                     # every flood, 3 rounds
  *   BENCH_KINDS=claims,ocr BENCH_ROUNDS=5 npm run bench:fairness
  *   BENCH_FAIR_SLOTS=off npm run bench:fairness                # per-tenant worker slots off (TENANT_CONCURRENCY = WORKER_CONCURRENCY): the shared FIFO
+ *   BENCH_CPU_PROF=/tmp/prof BENCH_KINDS=bodies npm run bench:fairness   # and a CPU profile of each process, written when it stops
  *
  * The bound holds when B's loaded p99 ≤ 2 × its unloaded p99 + one of A's
  * jobs. Each figure is the median over BENCH_ROUNDS rounds (default 3). B
@@ -68,8 +69,12 @@ const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const ms = (x: number) => (x < 10 ? x.toFixed(1) : x.toFixed(0));
 const mib = (x: number) => String(Math.round(x / (1024 * 1024)));
 
+// BENCH_CPU_PROF=DIR: each process writes a V8 CPU profile there when the bench stops it (open it in Chrome's DevTools).
+const profileDir = process.env.BENCH_CPU_PROF;
+const nodeArgs = profileDir ? Object.fromEntries(['gateway', ...services].map((name) => [name, ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${name}`]])) : undefined;
+
 const loadBefore = load();
-const stack = await startProcessStack('bench_fairness', { services, vars });
+const stack = await startProcessStack('bench_fairness', { services, vars, nodeArgs });
 const results: FloodFigures[] = [];
 try {
   for (const kind of KINDS) {

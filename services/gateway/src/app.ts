@@ -41,12 +41,21 @@ export interface AppDeps {
   dashboardWritable?: boolean;
   /** Bytes of request bodies held at once; past it a large body is refused 503 (BODY_BUDGET_BYTES). */
   bodyBudgetBytes: number;
+  /** Bytes of request bodies one tenant holds at once; past it its large body is refused 429 (BODY_BUDGET_TENANT_BYTES). The whole budget when unset. */
+  bodyBudgetTenantBytes?: number;
   operations?: readonly OperationDef[];
   /** Whether the gateway listens on loopback only: /mcp then refuses non-loopback Host and Origin headers. */
   loopbackOnly?: boolean;
 }
 
 const BEARER = /^Bearer\s+(\S+)$/i;
+
+/** The tenant of a request past authentication: /v1 keeps its caller in res.locals, /mcp in the SDK's AuthInfo. */
+function authenticatedTenant(req: Request, res: Response): string {
+  const caller = (res.locals.caller ?? (req as Request & { auth?: { extra?: { caller?: Caller } } }).auth?.extra?.caller) as Caller | undefined;
+  if (!caller) throw new Error('the body budget runs after authentication: no caller on this request');
+  return caller.tenant;
+}
 
 const UNLOGGED = new Set(['/livez', '/readyz', '/metrics']);
 
@@ -140,8 +149,12 @@ export function createApp(deps: AppDeps): express.Express {
   // body (/v1 and /mcp): 20 parallel 8 MB calls over /mcp, outside the budget,
   // took the gateway from 184 to 964 MB RSS. The charset first, so a body that
   // will be refused takes nothing from the budget.
+  // Each tenant may hold only its share of the budget, so one tenant's large
+  // bodies cannot take the gateway's memory, or its event loop, from the rest.
   const json = [requireUtf8Json, bodyBudget(express.json({ limit: deps.bodyLimitBytes, type: JSON_TYPES }), {
     budget: new ByteBudget(deps.bodyBudgetBytes),
+    tenantShare: deps.bodyBudgetTenantBytes ?? deps.bodyBudgetBytes,
+    tenantOf: authenticatedTenant,
     maxBody: deps.bodyLimitBytes,
     registry: deps.registry,
   })];

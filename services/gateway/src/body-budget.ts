@@ -30,8 +30,48 @@ export class ByteBudget {
   }
 }
 
+/**
+ * The body budget and each tenant's share of it: a body is admitted when it
+ * fits both. Shares exist only while a tenant holds bytes.
+ */
+export class TenantByteBudgets {
+  readonly #shares = new Map<string, ByteBudget>();
+
+  constructor(
+    readonly total: ByteBudget,
+    readonly share: number,
+  ) {}
+
+  /** Takes `n` bytes for `tenant` if they fit, or says which budget is spent. */
+  tryTake(tenant: string, n: number): 'total' | 'tenant' | undefined {
+    if (this.total.held + n > this.total.limit) return 'total';
+    const mine = this.#shares.get(tenant) ?? new ByteBudget(this.share);
+    if (!mine.tryTake(n)) return 'tenant';
+    this.#shares.set(tenant, mine);
+    this.total.tryTake(n);
+    return undefined;
+  }
+
+  give(tenant: string, n: number): void {
+    this.total.give(n);
+    const mine = this.#shares.get(tenant);
+    if (!mine) return;
+    mine.give(n);
+    if (mine.held <= 0) this.#shares.delete(tenant);
+  }
+
+  /** Bytes `tenant` holds now. */
+  heldBy(tenant: string): number {
+    return this.#shares.get(tenant)?.held ?? 0;
+  }
+}
+
 export interface BodyBudgetOptions {
   budget: ByteBudget;
+  /** Bytes one tenant's bodies may hold at once (BODY_BUDGET_TENANT_BYTES); at most the budget. */
+  tenantShare: number;
+  /** The authenticated caller's tenant (the budget runs after authentication). */
+  tenantOf(req: Request, res: Response): string;
   /** The largest body the parser accepts: its limit. */
   maxBody: number;
   registry: Registry;
@@ -63,6 +103,7 @@ function hasBody(req: IncomingMessage): boolean {
  */
 export function bodyBudget(parse: RequestHandler, opts: BodyBudgetOptions): RequestHandler {
   const { budget, maxBody } = opts;
+  const budgets = new TenantByteBudgets(budget, Math.min(opts.tenantShare, budget.limit));
   new Gauge({
     name: 'vouch_http_body_bytes_held',
     help: 'Bytes of request bodies admitted and not yet answered, against BODY_BUDGET_BYTES.',
@@ -73,16 +114,23 @@ export function bodyBudget(parse: RequestHandler, opts: BodyBudgetOptions): Requ
   });
   const refusals = new Counter({
     name: 'vouch_http_body_budget_refusals_total',
-    help: 'Request bodies refused with 503 because the body budget was spent.',
+    help: "Request bodies refused because the body budget was spent (budget=total: 503) or the caller's tenant held its share (budget=tenant: 429).",
+    labelNames: ['budget'],
     registers: [opts.registry],
   });
 
   return (req: Request, res: Response, next: NextFunction) => {
     if (!hasBody(req)) return parse(req, res, next);
+    const tenant = opts.tenantOf(req, res);
     let taken = 0;
     let refused = false;
+    let spent: 'total' | 'tenant' = 'total';
     const take = (n: number) => {
-      if (!budget.tryTake(n)) return false;
+      const full = budgets.tryTake(tenant, n);
+      if (full) {
+        spent = full;
+        return false;
+      }
       if (taken === 0) releaseWhenDone();
       taken += n;
       return true;
@@ -93,22 +141,23 @@ export function bodyBudget(parse: RequestHandler, opts: BodyBudgetOptions): Requ
     const releaseWhenDone = () => {
       let open = 2;
       const release = () => {
-        if (--open === 0) budget.give(taken);
+        if (--open === 0) budgets.give(tenant, taken);
       };
       res.once('close', release);
       finished(req, release);
     };
     const refuse = (bytes: number | undefined) => {
       refused = true;
-      refusals.inc();
+      refusals.inc({ budget: spent });
       const size = bytes === undefined ? 'this body' : `this ${bytes}-byte body`;
-      sendProblem(
-        res,
-        problemFromBody(
-          { code: ERROR_CODES.dependencyUnavailable, message: `the gateway holds as many request bodies as it may at once (BODY_BUDGET_BYTES=${budget.limit}): retry ${size} in a few seconds` },
-          { instance: req.originalUrl, requestId: res.locals.requestId as string },
-        ),
-      );
+      const body =
+        spent === 'total'
+          ? { code: ERROR_CODES.dependencyUnavailable, message: `the gateway holds as many request bodies as it may at once (BODY_BUDGET_BYTES=${budget.limit}): retry ${size} in a few seconds` }
+          : {
+              code: ERROR_CODES.tooManyRequests,
+              message: `your requests hold as many body bytes as one tenant may at once (BODY_BUDGET_TENANT_BYTES=${budgets.share}): retry ${size} in a few seconds, once one of your large requests has been answered, or send fewer large bodies side by side`,
+            };
+      sendProblem(res, problemFromBody(body, { instance: req.originalUrl, requestId: res.locals.requestId as string }));
     };
 
     const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
@@ -139,7 +188,7 @@ export function bodyBudget(parse: RequestHandler, opts: BodyBudgetOptions): Requ
       req.off('data', count);
       // Read to its end (or cut at the limit): hold only what it holds.
       if (counting && taken > received) {
-        budget.give(taken - received);
+        budgets.give(tenant, taken - received);
         taken = received;
       }
       if (!refused) next(err);

@@ -37,6 +37,20 @@ export const gatewayEnvSchema = commonEnvSchema.extend({
     .min(bodyLimitFor({ MEDIA_MAX_BYTES }), `must be at least the largest body, ${bodyLimitFor({ MEDIA_MAX_BYTES })} bytes, or the largest image could never be sent`)
     .default(64 * 1024 * 1024),
   /**
+   * Bytes of request bodies one tenant may hold at once, out of
+   * BODY_BUDGET_BYTES; past it its large body is refused 429 with
+   * Retry-After, before it is read, while other tenants' bodies are still
+   * admitted. Every admitted body is parsed, validated and serialized on the
+   * gateway's one event loop, so this also bounds how much of that loop one
+   * tenant's large bodies take at once. Unset: a quarter of the budget, and
+   * at least the largest body.
+   */
+  BODY_BUDGET_TENANT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(bodyLimitFor({ MEDIA_MAX_BYTES }), `must be at least the largest body, ${bodyLimitFor({ MEDIA_MAX_BYTES })} bytes, or the largest image could never be sent`)
+    .optional(),
+  /**
    * board.claimCard requests of one tenant that may wait for work at once on
    * this gateway (each holds an open request and a little memory, no worker);
    * past it a claim that would wait is refused 429.
@@ -72,8 +86,17 @@ export const gatewayEnvSchema = commonEnvSchema.extend({
     .min(1, 'must be at least 1 (operations in flight)')
     .max(MAX_CONCURRENCY_BUDGET, `must be at most ${MAX_CONCURRENCY_BUDGET} (operations in flight)`)
     .default(128),
+}).superRefine((env, ctx) => {
+  if (env.BODY_BUDGET_TENANT_BYTES !== undefined && env.BODY_BUDGET_TENANT_BYTES > env.BODY_BUDGET_BYTES) {
+    ctx.addIssue({ code: 'custom', path: ['BODY_BUDGET_TENANT_BYTES'], message: `must be at most BODY_BUDGET_BYTES (${env.BODY_BUDGET_BYTES}): one tenant's share of the body budget cannot be larger than the budget` });
+  }
 });
 export type GatewayEnv = z.infer<typeof gatewayEnvSchema>;
+
+/** One tenant's share of the body budget: BODY_BUDGET_TENANT_BYTES, or a quarter of the budget and at least the largest body. */
+export function tenantBodyShare(env: Pick<GatewayEnv, 'BODY_BUDGET_BYTES' | 'BODY_BUDGET_TENANT_BYTES' | 'MEDIA_MAX_BYTES'>): number {
+  return env.BODY_BUDGET_TENANT_BYTES ?? Math.min(env.BODY_BUDGET_BYTES, Math.max(bodyLimitFor(env), Math.floor(env.BODY_BUDGET_BYTES / 4)));
+}
 
 /** A JSON body holds the image as base64, perhaps line-wrapped, plus a few fields. */
 export function bodyLimitFor(env: { MEDIA_MAX_BYTES: number }): number {

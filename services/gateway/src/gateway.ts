@@ -24,7 +24,7 @@ import { ClaimWaits } from './claim-waits.js';
 import { createApp } from './app.js';
 import { answerClientErrors } from './client-errors.js';
 import { drainConnections } from './drain-connections.js';
-import { bodyLimitFor, type GatewayEnv } from './config.js';
+import { bodyLimitFor, tenantBodyShare, type GatewayEnv } from './config.js';
 import { jobsGetHandler } from './jobs-operation.js';
 import { mediaHandlers } from './media/media-operations.js';
 import { QueueHub } from './queue-hub.js';
@@ -104,6 +104,7 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
     bodyLimitBytes: bodyLimitFor(env),
     dashboardWritable: env.DASHBOARD_WRITABLE,
     bodyBudgetBytes: env.BODY_BUDGET_BYTES,
+    bodyBudgetTenantBytes: tenantBodyShare(env),
     loopbackOnly: ['127.0.0.1', 'localhost', '::1'].includes(env.HOST),
     ...(opts.operations ? { operations: opts.operations } : {}),
     handlers: [

@@ -147,3 +147,56 @@ describe('the request body budget', () => {
     await eventually('the budget to come back', async () => ((await held()) === 0 ? true : undefined));
   });
 });
+
+describe("each tenant's share of the body budget", () => {
+  let gw: GatewayUnderTest;
+  const keys: Record<string, string> = {};
+  const largest = bodyLimitFor({ MEDIA_MAX_BYTES: 10 * 1024 * 1024 });
+
+  const open = (tenant: string, headers: Record<string, string | number>) =>
+    request({ host: '127.0.0.1', port: gw.gateway.port, method: 'POST', path: '/v1/media', headers: { authorization: `Bearer ${keys[tenant]}`, 'content-type': 'application/json', ...headers } });
+  const send = async (tenant: string, body: Buffer) => {
+    const req = open(tenant, { 'content-length': body.length });
+    const answer = answerOf(req);
+    req.end(body);
+    return answer;
+  };
+  const heldBytes = async () => Number(/^vouch_http_body_bytes_held\{[^}]*\} (\d+)$/m.exec(await (await fetch(`${gw.url}/metrics`)).text())?.[1]);
+
+  beforeAll(async () => {
+    // Room for three large bodies in all, one per tenant.
+    gw = await startGatewayUnderTest('body_share', { BODY_BUDGET_BYTES: String(3 * largest), BODY_BUDGET_TENANT_BYTES: String(largest) });
+    keys.acme = await gw.createKey('acme');
+    keys.globex = await gw.createKey('globex');
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it("refuses a tenant's second large body 429 while its first holds its share, and still admits another tenant's", async () => {
+    const firstBody = registerBody(10 * MB);
+    const first = open('acme', { 'content-length': firstBody.length });
+    const firstAnswer = answerOf(first);
+    first.write(firstBody.subarray(0, MB));
+    await eventually("acme's first body to be admitted", async () => ((await heldBytes()) === firstBody.length ? true : undefined));
+
+    const refused = await send('acme', registerBody(8 * MB));
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('5');
+    expect(refused.body).toMatchObject({
+      code: 'TOO_MANY_REQUESTS',
+      detail: `your requests hold as many body bytes as one tenant may at once (BODY_BUDGET_TENANT_BYTES=${largest}): retry this 8000000-byte body in a few seconds, once one of your large requests has been answered, or send fewer large bodies side by side`,
+    });
+
+    // Another tenant's large body is read (and refused 415 for its image of zeros, as acme's would be).
+    expect((await send('globex', registerBody(8 * MB))).status).toBe(415);
+
+    first.end(firstBody.subarray(MB));
+    expect((await firstAnswer).status).toBe(415);
+    await eventually('the budget to come back', async () => ((await heldBytes()) === 0 ? true : undefined));
+    expect((await send('acme', registerBody(8 * MB))).status).toBe(415);
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(/^vouch_http_body_budget_refusals_total\{[^}]*budget="tenant"[^}]*\} 1$/m);
+  });
+});

@@ -94,8 +94,9 @@ describe('large media bodies under load', () => {
       }),
     );
 
+  // One tenant uploads, so its share is the whole budget: this is the budget's test (body-budget.test.ts has the shares').
   beforeAll(async () => {
-    [gw, image] = await Promise.all([startGatewayProcess('media_memory', { BODY_BUDGET_BYTES: String(BUDGET) }), largeImage()]);
+    [gw, image] = await Promise.all([startGatewayProcess('media_memory', { BODY_BUDGET_BYTES: String(BUDGET), BODY_BUDGET_TENANT_BYTES: String(BUDGET) }), largeImage()]);
     key = await gw.createKey('load');
     // Warm every path a registration takes (sharp, Postgres, the JSON parser) before the baseline.
     expect((await uploads(2, false)).map((a) => a.status)).toEqual([200, 200]);

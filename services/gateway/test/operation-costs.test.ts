@@ -1,10 +1,31 @@
 /** The cost model (operation-costs.ts): pure, so checked without servers. */
 import { describe, expect, it } from 'vitest';
 import { OPERATIONS, artifactExtract, artifactGrep, boardReviewCard, ledgerGet, ledgerProposeCompletion, visionAnalyze, visionEvidence, type OperationDef } from '@vouch/contracts';
-import { COST_WEIGHTS, LLM_TOKEN_ESTIMATES, OPERATION_COSTS, actualExtraCost, costUnits, estimateCost } from '../src/operation-costs.js';
+import fc from 'fast-check';
+import { COST_WEIGHTS, LLM_TOKEN_ESTIMATES, OPERATION_COSTS, actualExtraCost, costUnits, estimateCost, jsonBytes } from '../src/operation-costs.js';
 
 const parsed = (op: OperationDef, input: unknown) => op.input.parse(input) as Record<string, unknown>;
 const bytesOf = (input: unknown) => Buffer.byteLength(JSON.stringify(input));
+
+describe('jsonBytes', () => {
+  // Characters JSON.stringify escapes: quotes, backslashes, controls, lone surrogates.
+  // eslint-disable-next-line no-control-regex
+  const ESCAPED = /["\\\u0000-\u001f]|\p{Cs}/u;
+  const strings = (v: unknown): string[] => (typeof v === 'string' ? [v] : v && typeof v === 'object' ? Object.entries(v).flatMap(([k, x]) => [k, ...strings(x)]) : []);
+
+  it('property: the bytes JSON.stringify writes when nothing needs escaping, and never more', () => {
+    const text = fc.string({ unit: 'binary' });
+    const value = fc.oneof(fc.jsonValue({ stringUnit: 'binary' }), fc.dictionary(text, fc.option(text, { nil: undefined })), fc.array(fc.option(fc.integer(), { nil: undefined })));
+    fc.assert(
+      fc.property(value, (v) => {
+        const written = Buffer.byteLength(JSON.stringify(v));
+        if (strings(v).some((x) => ESCAPED.test(x))) expect(jsonBytes(v)).toBeLessThanOrEqual(written);
+        else expect(jsonBytes(v)).toBe(written);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
 
 describe('cost units', () => {
   it('charge the call, then each measure by its weight, rounded up', () => {

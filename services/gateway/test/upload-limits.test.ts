@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mediaBase64MaxLength } from '@vouch/contracts';
 import { parseConfig } from '@vouch/platform';
 import { ByteBudget } from '../src/body-budget.js';
-import { bodyLimitFor, gatewayEnvSchema } from '../src/config.js';
+import { bodyLimitFor, gatewayEnvSchema, tenantBodyShare } from '../src/config.js';
 import { imageLimitProblem } from '../src/media/image-limits.js';
 
 const limits = { maxPixels: 50_000_000, maxFrames: 1_000 };
@@ -55,5 +55,15 @@ describe('upload configuration', () => {
     const largest = bodyLimitFor({ MEDIA_MAX_BYTES: 10 * 1024 * 1024 });
     expect(() => parseConfig(gatewayEnvSchema, { ...env, BODY_BUDGET_BYTES: String(largest - 1) })).toThrow(/BODY_BUDGET_BYTES.*must be at least the largest body/);
     expect(parseConfig(gatewayEnvSchema, { ...env, BODY_BUDGET_BYTES: String(largest) }).BODY_BUDGET_BYTES).toBe(largest);
+  });
+
+  it("gives each tenant a quarter of the body budget, at least the largest body, and refuses a share past the budget or below the largest body", () => {
+    const largest = bodyLimitFor({ MEDIA_MAX_BYTES: 10 * 1024 * 1024 });
+    expect(tenantBodyShare(parseConfig(gatewayEnvSchema, env))).toBe(16 * 1024 * 1024);
+    expect(tenantBodyShare(parseConfig(gatewayEnvSchema, { ...env, BODY_BUDGET_BYTES: String(2 * largest) }))).toBe(largest);
+    expect(tenantBodyShare(parseConfig(gatewayEnvSchema, { ...env, BODY_BUDGET_BYTES: String(largest) }))).toBe(largest);
+    expect(tenantBodyShare(parseConfig(gatewayEnvSchema, { ...env, BODY_BUDGET_TENANT_BYTES: String(20 * 1024 * 1024) }))).toBe(20 * 1024 * 1024);
+    expect(() => parseConfig(gatewayEnvSchema, { ...env, BODY_BUDGET_TENANT_BYTES: String(largest - 1) })).toThrow(/BODY_BUDGET_TENANT_BYTES.*must be at least the largest body/);
+    expect(() => parseConfig(gatewayEnvSchema, { ...env, BODY_BUDGET_BYTES: String(largest), BODY_BUDGET_TENANT_BYTES: String(largest + 1) })).toThrow(/BODY_BUDGET_TENANT_BYTES must be at most BODY_BUDGET_BYTES/);
   });
 });

@@ -22,3 +22,4 @@ export * from './lifecycle.js';
 export * from './startup.js';
 export * from './queue-service.js';
 export * from './operation-call.js';
+export * from './slices.js';
