@@ -63,6 +63,8 @@ export const UNIT = [
   'shared/contracts/test/result-budget.test.ts',
   'shared/judge/test/blind-4-readings.test.ts',
   'shared/judge/test/derive-claims-mutants.test.ts',
+  'shared/judge/test/extract-features.test.ts',
+  'shared/judge/test/observation-features.test.ts',
   'shared/judge/test/issue-16-patterns.test.ts',
   'shared/judge/test/judge-card.test.ts',
   'shared/judge/test/lexicon.test.ts',

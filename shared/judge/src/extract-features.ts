@@ -156,11 +156,13 @@ function classifyToken(token: string, out: Set<string>): void {
     if (base) out.add(`file:${base.toLowerCase()}`);
     return;
   }
+  // "e.g." and "i.e." are English, not identifiers a claim could be wrong about.
+  if (ABBREVIATIONS.has(lower)) return;
   if (VERSION_RE.test(token)) {
     out.add(`id:${lower}`);
     return;
   }
-  if (FILE_RE.test(token) && !ABBREVIATIONS.has(lower)) {
+  if (FILE_RE.test(token)) {
     out.add(`file:${lower}`);
     return;
   }
