@@ -35,6 +35,8 @@ const FORGIVEN = new Set('mr mrs ms dr prof new current latest existing same res
 const DONE_WORDS = new Set('complete completed done ok success successful succeeded succeed live ready finished confirmed issued created applied'.split(' '));
 
 const CONTENT = /^(NOUN|PROPN|ADJ|X|VERB|ADV)$/;
+// Words that say an act began or waits to run, not that it is done: "deploy started", "export queued".
+const BEGUN_WORDS = new Set('start started starting begin began begun queue queued schedule scheduled trigger triggered initiate initiated kick kicked'.split(' '));
 
 export interface ClaimTerm {
   word: Word;
@@ -245,6 +247,20 @@ function nounPhrase(words: readonly Word[], index: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, k) => from + k);
 }
 
+/**
+ * "release 4.2 deploy started", "export queued": the act's word beside a word saying it began or waits, and nothing in
+ * the observation saying anything got done. A claim that the act was done is not shown by its start.
+ */
+function onlyBegun(action: string, at: number, owords: readonly Word[]): boolean {
+  if (BEGUN_WORDS.has(action)) return false;
+  const w = owords[at] as Word;
+  // After the act's word in its segment ("deploy to production started"), or just before it ("started deploying").
+  // Never a word inside a quote: "Getting Started" is a title.
+  const quoted = (o: Word) => owords.some((q) => q.value?.k === 'quote' && o.start >= q.start && o.end <= q.end && q !== o);
+  const begun = owords.some((o, k) => k !== at && k >= at - 2 && o.seg === w.seg && !o.neg && !o.value && (BEGUN_WORDS.has(o.lemma) || BEGUN_WORDS.has(o.text.toLowerCase())) && !quoted(o));
+  return begun && !owords.some((o) => !o.neg && (DONE_WORDS.has(o.lemma) || COMPLETION_WORDS.has(o.lemma) || DONE_WORDS.has(o.text.toLowerCase())));
+}
+
 /** Whether the observation shows the action: the verb itself, its noun with a word saying it got done, or a change ("a -> b") to the claimed value. */
 function showsAction(claim: ClaimReading, obs: ObservationView, matchedValues: number[]): { at: number } | undefined {
   const action = claim.action;
@@ -258,6 +274,7 @@ function showsAction(claim: ClaimReading, obs: ObservationView, matchedValues: n
   if (at !== -1) {
     const w = obs.read.words[at] as Word;
     if (requestAnsweredOtherwise(action.word.lemma, at, obs.read)) return undefined;
+    if (onlyBegun(action.word.lemma, at, obs.read.words)) return undefined;
     if (w.pos === 'VERB' || w.pos === 'ADJ') return { at };
     // "refund re_3Kx9 created", "registration complete: permit issued": the act as a noun, and its completion, in one segment.
     const done = obs.read.words.some((o) => o.seg === w.seg && ((/^(VERB|ADJ)$/.test(o.pos) && isPastForm(o.text)) || DONE_WORDS.has(o.lemma)));
@@ -429,6 +446,32 @@ function substituted(cwords: readonly Word[], owords: readonly Word[], index: nu
   return false;
 }
 
+/**
+ * Whether the observation puts another thing where a missing claim word stands after a preposition: "to production"
+ * claimed, "to staging" observed; "in eu-west-1" claimed, "in us-east-1" observed. The preposition names the slot
+ * (where to, where in, for whom), and the observation fills it with a content word or identifier the claim lacks.
+ */
+function rivalObject(cwords: readonly Word[], owords: readonly Word[], index: number, matched: ReadonlySet<number>): boolean {
+  const word = cwords[index] as Word;
+  let k = index - 1;
+  while (k >= 0 && (cwords[k] as Word).seg === word.seg && /^(DET|ADJ)$/.test((cwords[k] as Word).pos) && index - k <= 2) k--;
+  const prep = cwords[k];
+  // The tagger reads "to staging" as an infinitive at times: "to" is then a particle.
+  const isPrep = (w: Word) => w.pos === 'ADP' || (w.pos === 'PART' && w.lemma === 'to');
+  if (!prep || prep.seg !== word.seg || !isPrep(prep) || prep.lemma.length < 2) return false;
+  return owords.some((o, at) => {
+    if (!isPrep(o) || o.lemma !== prep.lemma) return false;
+    for (let j = at + 1; j <= at + 3 && j < owords.length; j++) {
+      const next = owords[j] as Word;
+      if (next.seg !== o.seg) return false;
+      if (next.pos === 'DET') continue;
+      if (matched.has(j) || next.synthetic) return false;
+      return (next.value?.k === 'id' && !next.text.includes('/')) || (!next.value && /^(NOUN|PROPN|ADJ|VERB)$/.test(next.pos) && next.lemma.length >= 3 && !FORGIVEN.has(next.lemma));
+    }
+    return false;
+  });
+}
+
 /** Whether a zero count is reported in one of these segments of the observation. */
 function zeroInSegments(obs: ObservationView, segs: ReadonlySet<number>): boolean {
   return [...segs].some((seg) => (obs.read.failures[seg] ?? []).some((m: string) => m.startsWith('#zero')));
@@ -547,7 +590,7 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   for (const index of missingTerms) {
     const w = cwords[index] as Word;
     const agreeingAbsence = w.neg && [...matched].some((i) => (obs.read.failures[(owords[i] as Word).seg] ?? []).some((m: string) => m.startsWith('#zero')));
-    if (isName(w) || (w.neg && !agreeingAbsence) || substituted(cwords, owords, index, termAt, valueAt, matched)) missing.push(w.text);
+    if (isName(w) || (w.neg && !agreeingAbsence) || substituted(cwords, owords, index, termAt, valueAt, matched) || rivalObject(cwords, owords, index, matched)) missing.push(w.text);
     else soft.push(w.text);
   }
 

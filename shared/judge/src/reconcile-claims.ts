@@ -135,8 +135,8 @@ function claimKeys(reading: ClaimReading): string[] {
   return [...keys];
 }
 
-/** Candidate positions for a claim, best scored first (ties: the most recent), at most `limit`. */
-function candidates(index: EvidenceIndex, keys: readonly string[], limit: number): number[] {
+/** Candidate positions for a claim: the `limit` best scored (ties: the most recent), in evidence order. */
+export function candidates(index: EvidenceIndex, keys: readonly string[], limit: number): number[] {
   const n = index.evidence.length;
   const scores = new Float64Array(n);
   const touched: number[] = [];
