@@ -35,8 +35,15 @@ const FORGIVEN = new Set('mr mrs ms dr prof new current latest existing same res
 const DONE_WORDS = new Set('complete completed done ok success successful succeeded succeed live ready finished confirmed issued created applied'.split(' '));
 
 const CONTENT = /^(NOUN|PROPN|ADJ|X|VERB|ADV)$/;
-// Words that say an act began or waits to run, not that it is done: "deploy started", "export queued".
-const BEGUN_WORDS = new Set('start started starting begin began begun queue queued schedule scheduled trigger triggered initiate initiated kick kicked'.split(' '));
+// Words that say an act began or waits to run, not that it is done: "deploy started", "export queued". As written,
+// never a lemma: "the billing queue" and "repair request RQ-5513" name things.
+const BEGUN_WORDS = new Set('started starting began begun queued scheduled triggered initiated kicked'.split(' '));
+// Words that say an act is not real yet: asked for, planned, tried, drafted, waited for, ready to be done.
+const UNREALIZED_WORDS = new Set('planned requested attempted tried awaiting proposed drafted ready intended'.split(' '));
+// Words that say an act was only rehearsed: nothing a later "complete" makes real.
+const REHEARSAL_WORDS = new Set('dry preview simulate simulated simulation rehearsal'.split(' '));
+// Modal verbs: an act after one is future, possible or hypothetical ("will deploy", "would delete").
+const MODALS = new Set(['will', 'would', 'shall', 'should', 'could', 'can', 'may', 'might', "'ll", 'wo']);
 
 export interface ClaimTerm {
   word: Word;
@@ -248,21 +255,34 @@ function nounPhrase(words: readonly Word[], index: number): number[] {
 }
 
 /**
- * "release 4.2 deploy started", "export queued": the act's word beside a word saying it began or waits, and nothing in
- * the observation saying anything got done. A claim that the act was done is not shown by its start.
+ * What says the observation's act is not done, if anything: a modal before it ("will deploy", "would delete"), an
+ * infinitive ("ready to publish"), or beside it in its segment a word saying it began, waits, was asked for, planned,
+ * tried or drafted ("deploy started", "refund requested", "awaiting merge", "upgrade ... in progress") with nothing in
+ * the observation saying anything got done, or that it was only rehearsed ("dry run"). Never a word inside a quote
+ * ("Getting Started" is a title), and never the claim's own act ("Requested a refund": "refund requested").
  */
-function onlyBegun(action: string, at: number, owords: readonly Word[]): boolean {
-  if (BEGUN_WORDS.has(action)) return false;
+function notDone(action: string, at: number, owords: readonly Word[]): string | undefined {
   const w = owords[at] as Word;
-  // After the act's word in its segment ("deploy to production started"), or just before it ("started deploying").
-  // Never a word inside a quote: "Getting Started" is a title.
-  const quoted = (o: Word) => owords.some((q) => q.value?.k === 'quote' && o.start >= q.start && o.end <= q.end && q !== o);
-  const begun = owords.some((o, k) => k !== at && k >= at - 2 && o.seg === w.seg && !o.neg && !o.value && (BEGUN_WORDS.has(o.lemma) || BEGUN_WORDS.has(o.text.toLowerCase())) && !quoted(o));
-  return begun && !owords.some((o) => !o.neg && (DONE_WORDS.has(o.lemma) || COMPLETION_WORDS.has(o.lemma) || DONE_WORDS.has(o.text.toLowerCase())));
+  const quoted = (o: Word) => owords.some((q) => q !== o && q.value?.k === 'quote' && o.start >= q.start && o.end <= q.end);
+  const near = owords.filter((o, k) => k !== at && k >= at - 3 && k <= at + 4 && o.seg === w.seg && !o.neg && !o.value && !quoted(o) && !sameWord(action, o.lemma));
+  const lower = (o: Word) => [o.lemma, o.text.toLowerCase()];
+  const before = owords.slice(Math.max(0, at - 3), at).filter((o) => o.seg === w.seg && !quoted(o));
+  const modal = before.find((o) => o.pos === 'AUX' && lower(o).some((x) => MODALS.has(x)));
+  if (modal) return modal.text;
+  const infinitive = owords[at - 1];
+  if (infinitive && infinitive.seg === w.seg && infinitive.lemma === 'to' && infinitive.pos === 'PART') return `${infinitive.text} ${w.text}`;
+  const rehearsal = owords.find((o) => !o.neg && !quoted(o) && lower(o).some((x) => REHEARSAL_WORDS.has(x)));
+  if (rehearsal) return rehearsal.text;
+  const written = (o: Word) => o.text.toLowerCase();
+  // "upgrade to 1.29 in progress": "progress" after "in".
+  const pending = near.find((o) => BEGUN_WORDS.has(written(o)) || UNREALIZED_WORDS.has(written(o)) || (written(o) === 'progress' && owords[owords.indexOf(o) - 1]?.lemma === 'in'));
+  if (!pending) return undefined;
+  const done = owords.some((o) => !o.neg && !quoted(o) && (DONE_WORDS.has(o.lemma) || COMPLETION_WORDS.has(o.lemma) || DONE_WORDS.has(o.text.toLowerCase())));
+  return done ? undefined : pending.text;
 }
 
 /** Whether the observation shows the action: the verb itself, its noun with a word saying it got done, or a change ("a -> b") to the claimed value. */
-function showsAction(claim: ClaimReading, obs: ObservationView, matchedValues: number[]): { at: number } | undefined {
+function showsAction(claim: ClaimReading, obs: ObservationView, matchedValues: number[]): { at: number } | { notDone: string } | undefined {
   const action = claim.action;
   if (!action) return { at: -1 };
   // A file change naming the claimed file is the observation of what was done to it.
@@ -274,7 +294,8 @@ function showsAction(claim: ClaimReading, obs: ObservationView, matchedValues: n
   if (at !== -1) {
     const w = obs.read.words[at] as Word;
     if (requestAnsweredOtherwise(action.word.lemma, at, obs.read)) return undefined;
-    if (onlyBegun(action.word.lemma, at, obs.read.words)) return undefined;
+    const pending = notDone(action.word.lemma, at, obs.read.words);
+    if (pending) return { notDone: pending };
     if (w.pos === 'VERB' || w.pos === 'ADJ') return { at };
     // "refund re_3Kx9 created", "registration complete: permit issued": the act as a noun, and its completion, in one segment.
     const done = obs.read.words.some((o) => o.seg === w.seg && ((/^(VERB|ADJ)$/.test(o.pos) && isPastForm(o.text)) || DONE_WORDS.has(o.lemma)));
@@ -613,7 +634,11 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   if (claim.action) {
     required++;
     const shown = showsAction(claim, obs, [...valueAt.values()]);
-    if (shown) {
+    if (shown && 'notDone' in shown) {
+      // The act is there, and not done: no other wording of its outcome stands in for it.
+      actionShown = false;
+      missing.push(`${claim.action.word.text} (it says "${shown.notDone}")`);
+    } else if (shown) {
       found++;
       if (shown.at >= 0) matched.add(shown.at);
     } else {

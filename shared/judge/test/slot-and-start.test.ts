@@ -10,8 +10,11 @@ import { ok } from './evidence-input.js';
  *
  * - another thing in the claim's slot: the same preposition, filled with
  *   something else ("deployed to staging" for "deployed to production");
- * - the act begun, not done: the act's word beside "started", "queued",
- *   "scheduled" or "triggered", and nothing saying it got done.
+ * - the act not done: after a modal ("will deploy", "would delete"), as an
+ *   infinitive ("ready to publish"), in a rehearsal ("dry run"), or beside a
+ *   word saying it began, waits, was asked for, planned, tried or drafted
+ *   ("deploy started", "refund requested", "awaiting merge"), with nothing
+ *   saying it got done.
  *
  * Each held case was supported before; each supported one is its control.
  */
@@ -43,10 +46,19 @@ describe('another thing in the slot the claim names', () => {
   });
 });
 
-describe('an act begun is not an act done', () => {
+describe('an act begun, planned, asked for or rehearsed is not an act done', () => {
   it.each([
     ['Deployed release 4.2 to production.', 'release 4.2 deploy started'],
     ['Deployed release 4.2 to production.', 'release 4.2 deploy to production started'],
+    ['Deployed release 4.2.', 'will deploy release 4.2 tomorrow'],
+    ['Deployed release 4.2.', 'deploy of release 4.2 planned for Friday'],
+    ['Deleted the old backups.', 'dry run: would delete 12 old backups'],
+    ['Fixed the login bug.', 'attempted fix for the login bug'],
+    ['Refunded order #5520.', 'refund requested for order #5520'],
+    ['Published the blog post.', 'blog post ready to publish'],
+    ['Merged PR #311.', 'PR #311 approved, awaiting merge'],
+    ['Upgraded the cluster to 1.29.', 'cluster upgrade to 1.29 in progress'],
+    ['Emailed the report to the board.', 'report email drafted for the board'],
   ])('holds "%s" against "%s"', (claim, observed) => {
     expect(statusOf(claim, observed)).toBe('unverified');
   });
@@ -56,6 +68,9 @@ describe('an act begun is not an act done', () => {
     ['Started the nightly export.', 'nightly export started'],
     ['Queued the nightly export.', 'nightly export queued'],
     ['Restarted the api service.', 'api service restarted; started at 10:02'],
+    ['Replied to all 14 open tickets in the billing queue.', 'billing queue: replied to 14 of 14 open tickets, 0 unanswered'],
+    ['Requested a refund for order #5520.', 'refund requested for order #5520'],
+    ['Translated the chapter "Getting Started" into German.', 'translated chapter "Getting Started" into German'],
   ])('supports "%s" by "%s"', (claim, observed) => {
     expect(statusOf(claim, observed)).toBe('supported');
   });
