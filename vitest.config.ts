@@ -73,7 +73,7 @@ export const UNIT = [
   'shared/judge/test/quoted-support.test.ts',
   'shared/judge/test/read-values.test.ts',
   'shared/judge/test/result-scope.test.ts',
-  'shared/judge/test/slot-and-start.test.ts',
+  'shared/judge/test/probed-readings.test.ts',
   'shared/judge/test/stated-order.test.ts',
   'shared/platform/test/config.test.ts',
   'shared/platform/test/logger.test.ts',

@@ -433,7 +433,8 @@ function outcomeShown(action: string, owords: readonly Word[], matched: Readonly
     // The act's own past form as a record's state ("MERGED") says it wherever it sits.
     if (/^[A-Z_]{3,}$/.test(o.text) && (sameWord(action, o.lemma) || sameWord(action, o.text.toLowerCase()))) return true;
     if (!segs.has(o.seg)) return false;
-    if (removal) return (isRemoval(o.lemma) || lexicallyRelated(action, o.lemma, 'verb')) && /^(VERB|ADJ|PROPN|NOUN)$/.test(o.pos) && (isPastForm(o.text) || /^[A-Z_]+$/.test(o.text));
+    // Another removal is another act ("disabled" for "removed"): only the act's own word or a close one says it.
+    if (removal) return (sameWord(action, o.lemma) || lexicallyRelated(action, o.lemma, 'verb')) && /^(VERB|ADJ|PROPN|NOUN)$/.test(o.pos) && (isPastForm(o.text) || /^[A-Z_]+$/.test(o.text));
     // A record of the act as a noun ("assignee: M. Soto", "registration R-77"): the act's own derivation.
     if (/^(NOUN|PROPN)$/.test(o.pos) && o.lemma.length >= 4 && derivationallyRelated(o.lemma, action)) return true;
     if (COMPLETION_WORDS.has(o.lemma) || DONE_WORDS.has(o.lemma) || DONE_WORDS.has(o.text.toLowerCase())) {
@@ -459,7 +460,9 @@ function substituted(cwords: readonly Word[], owords: readonly Word[], index: nu
         const o = owords[slot];
         if (!o || o.seg !== (owords[at] as Word).seg || matched.has(slot) || o.synthetic) continue;
         // A short identifier ("staging-pg") names another thing; a path ("pulls/490/threads") only locates one.
-        if ((o.value?.k === 'id' && !o.text.includes('/')) || (!o.value && /^(NOUN|PROPN|ADJ)$/.test(o.pos) && o.lemma.length >= 3 && !FORGIVEN.has(o.lemma))) return true;
+        // A verb in a verb's place ("write access" for "read access") stands for it too.
+        const samePart = /^(NOUN|PROPN|ADJ)$/.test(o.pos) || (o.pos === 'VERB' && (cwords[index] as Word).pos === 'VERB');
+        if ((o.value?.k === 'id' && !o.text.includes('/')) || (!o.value && samePart && o.lemma.length >= 3 && !FORGIVEN.has(o.lemma))) return true;
       }
       break;
     }
@@ -491,6 +494,25 @@ function rivalObject(cwords: readonly Word[], owords: readonly Word[], index: nu
     }
     return false;
   });
+}
+
+// Prepositions that say which way a thing moved: "from prod to staging" is not "from staging to prod".
+const DIRECTIONS = new Map([['from', 'from'], ['to', 'to'], ['into', 'to'], ['onto', 'to']]);
+
+/** The preposition a word is the object of, past a determiner or an adjective or two ("to the new bucket"). */
+function prepositionBefore(words: readonly Word[], index: number): Word | undefined {
+  const word = words[index] as Word;
+  let k = index - 1;
+  while (k >= 0 && index - k <= 2 && (words[k] as Word).seg === word.seg && /^(DET|ADJ)$/.test((words[k] as Word).pos)) k--;
+  const prep = words[k];
+  return prep && prep.seg === word.seg && (prep.pos === 'ADP' || (prep.pos === 'PART' && prep.lemma === 'to')) ? prep : undefined;
+}
+
+/** Whether a word the claim puts after one direction ("from prod") stands in the observation after the other ("to prod"). */
+function directionSwapped(cwords: readonly Word[], owords: readonly Word[], index: number, at: number): boolean {
+  const claimed = DIRECTIONS.get(prepositionBefore(cwords, index)?.lemma ?? '');
+  const observed = DIRECTIONS.get(prepositionBefore(owords, at)?.lemma ?? '');
+  return claimed !== undefined && observed !== undefined && claimed !== observed;
 }
 
 /** Whether a zero count is reported in one of these segments of the observation. */
@@ -536,7 +558,10 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   const valueAt = new Map<number, number>();
   for (const v of claim.values) {
     required++;
-    let hit = owords.findIndex((w) => w.value !== undefined && valuesMatch(v.value, w.value));
+    // "above 90%", "under 1%", "at least 30x": a bound, which any observed value of the same kind within it shows, and
+    // which a value that only rounds to the bound does not ("89.5%" is not above 90%).
+    const bound = v.value.k === 'num' ? boundBefore(cwords, v.index) : undefined;
+    let hit = bound ? -1 : owords.findIndex((w) => w.value !== undefined && valuesMatch(v.value, w.value));
     // A quoted name need not be quoted again: "the 'EU subscribers' list" for list "EU subscribers".
     if (hit === -1 && v.value.k === 'quote' && lowerText.includes(v.value.text)) {
       const first = v.value.text.split(' ')[0] ?? '';
@@ -547,8 +572,6 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
       const key = v.value.k === 'id' ? v.value.key : String(v.value.n);
       if (key.length >= 3) hit = owords.findIndex((w) => w.value?.k === 'id' && w.text.split(/[/?=&:,{}"'#\s]+/).some((part) => part.toLowerCase().replace(/[^a-z0-9]/g, '') === key));
     }
-    // "under 1%", "at least 30x": a bound, which any observed value of the same kind within it shows.
-    const bound = v.value.k === 'num' ? boundBefore(cwords, v.index) : undefined;
     if (hit === -1 && bound && v.value.k === 'num') {
       const claimed = v.value;
       hit = owords.findIndex((w) => w.value?.k === 'num' && withinBound(claimed, w.value, bound));
@@ -613,6 +636,10 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     const agreeingAbsence = w.neg && [...matched].some((i) => (obs.read.failures[(owords[i] as Word).seg] ?? []).some((m: string) => m.startsWith('#zero')));
     if (isName(w) || (w.neg && !agreeingAbsence) || substituted(cwords, owords, index, termAt, valueAt, matched) || rivalObject(cwords, owords, index, matched)) missing.push(w.text);
     else soft.push(w.text);
+  }
+
+  for (const [index, at] of termAt) {
+    if (at >= 0 && directionSwapped(cwords, owords, index, at)) missing.push(`${(prepositionBefore(cwords, index) as Word).text} ${(cwords[index] as Word).text}`);
   }
 
   const arrow = owords.findIndex((w) => w.pos === 'ARROW');
@@ -771,9 +798,11 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   // "0 results", "0 matches": a count of whatever was looked for, so of the claim's object.
   const aboutClaim = (lemma: string): boolean =>
     GENERIC_COUNTED.has(lemma) || cwords.some((w) => w.lemma !== '' && !w.value && (sameWord(w.lemma, lemma) || (w.lemma.length >= 3 && lexicallyRelated(w.lemma, lemma, w.pos === 'VERB' ? 'verb' : 'noun'))));
+  // "deleted all stale branches" against "deleted 3 stale branches, 12 remain": a remainder anywhere answers "all" and a removal.
+  const wholeAct = universal || (claim.action !== undefined && removalAct(claim));
   obs.read.failures.forEach((markers, seg) => {
     const afterHead = headNamed && owords.some((w, i) => w.seg === seg && i >= obs.read.headEnd);
-    if (!segments.has(seg) && !afterHead) return;
+    if (!segments.has(seg) && !afterHead && !(wholeAct && markers.includes('#counted remain'))) return;
     // A segment the claim reaches only through the observation's head, naming a subject of its own that the claim does not
     // speak of ("moderation pending", "dispensing blocked"): its result is that subject's, not the claim's.
     // A count ("0 of 3 pods ready") is the result's own measure and stays.

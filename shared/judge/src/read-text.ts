@@ -52,11 +52,18 @@ const FAILURE_WORDS = new Set(
   (
     'fail failed failing failure failures error errors missing miss timeout unmet reject rejected deny denied refuse refused decline declined ' +
     'pending unchanged empty unable unavailable invalid bounce bounced expired unmatched unanswered unsigned unpaid unresolved unverified ' +
-    'abort aborted cancel cancelled canceled skip skipped block blocked stuck offline unreachable incomplete partial conflict conflicts'
+    'abort aborted cancel cancelled canceled skip skipped block blocked stuck offline unreachable incomplete partial conflict conflicts ' +
+    'degraded unhealthy'
   ).split(' '),
 );
 // Multi-word failure phrases, matched on lemmas.
-const FAILURE_PHRASES = [['not', 'found'], ['not', 'met'], ['time', 'out'], ['timed', 'out'], ['not', 'yet'], ['still', 'present'], ['not', 'respond'], ['not', 'responding'], ['out', 'for']];
+const FAILURE_PHRASES = [
+  ['not', 'found'], ['not', 'met'], ['time', 'out'], ['timed', 'out'], ['not', 'yet'], ['not', 'respond'], ['not', 'responding'], ['out', 'for'],
+  // A state that persists where the act should have ended it: "2 still open".
+  ['still', 'present'], ['still', 'open'], ['still', 'running'], ['still', 'active'], ['still', 'enabled'], ['still', 'down'], ['still', 'there'],
+];
+// Words before an HTTP status: "returned 503", "status 404", "HTTP 500", "-> 502".
+const STATUS_BEFORE = new Set(['return', 'returned', 'status', 'code', 'http', 'respond', 'responded', 'response']);
 // Things whose zero count is a good result: "0 errors", "0 exceptions".
 const PROBLEM_NOUNS = new Set(
   'error errors failure failures exception exceptions discrepancy discrepancies vulnerability vulnerabilities warning warnings issue issues conflict conflicts defect defects violation violations alert alerts incident incidents offense offenses offence offences bug bugs problem problems crash crashes'.split(
@@ -577,6 +584,12 @@ function segmentFailures(seg: readonly Word[]): string[] {
     if (negator && /^(not|n't|never)$/.test(negator.lemma) && /^(VERB|ADJ)$/.test(w.pos) && !isFailureWord(w.lemma)) out.push(`not ${w.lemma}`);
     // "no acknowledgement", "no slots": something expected is absent (not "no errors", a problem absent).
     if (prev?.lemma === 'no' && /^(NOUN|PROPN)$/.test(w.pos) && !PROBLEM_NOUNS.has(w.lemma) && !PROBLEM_NOUNS.has(w.text.toLowerCase()) && !isFailureWord(seg[i + 1]?.lemma ?? '')) out.push(`no ${w.lemma}`);
+    // "12 remain", "3 remaining", "2 left": what an act should have ended is still there (never "0 remain").
+    if (prev?.value?.k === 'num' && prev.value.n > 0 && (w.lemma === 'remain' || /^(remain|remains|remaining|left)$/.test(w.text.toLowerCase()))) out.push('#counted remain');
+    // An HTTP error status where a tool reports one: the request failed, whatever the run's flag says.
+    if (w.value?.k === 'num' && !w.value.dim && !w.value.pct && Number.isInteger(w.value.n) && w.value.n >= 400 && w.value.n <= 599 && prev && (prev.pos === 'ARROW' || STATUS_BEFORE.has(prev.lemma) || STATUS_BEFORE.has(prev.text.toLowerCase()))) {
+      out.push(`HTTP ${w.value.n}`);
+    }
     for (const phrase of FAILURE_PHRASES) {
       if (phrase.every((p, k) => (seg[i + k] as Word | undefined)?.lemma === p || (seg[i + k] as Word | undefined)?.text.toLowerCase() === p)) out.push(phrase.join(' '));
     }

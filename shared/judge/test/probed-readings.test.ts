@@ -5,8 +5,9 @@ import { reconcileClaims } from '../src/reconcile-claims.js';
 import { ok } from './evidence-input.js';
 
 /**
- * Two ways an observation of the right act on the right thing still does not
- * show the claim, found by probing the judge (not from a corpus case):
+ * Ways an observation of the right act on the right thing still does not
+ * show the claim, found by probing the judge with claims a user would make
+ * (not from a corpus case):
  *
  * - another thing in the claim's slot: the same preposition, filled with
  *   something else ("deployed to staging" for "deployed to production");
@@ -15,6 +16,13 @@ import { ok } from './evidence-input.js';
  *   word saying it began, waits, was asked for, planned, tried or drafted
  *   ("deploy started", "refund requested", "awaiting merge"), with nothing
  *   saying it got done.
+ *
+ * - the wrong way round ("from staging to prod" for "from prod to staging"),
+ *   another word in a verb's place ("write access" for "read access"),
+ *   another removal ("disabled" for "removed");
+ * - a value that only rounds to a bound ("89.5%" for "above 90%"), an HTTP
+ *   error status ("returned 503"), a degraded state, a remainder ("12
+ *   remain", "2 still open") against "all" or a removal.
  *
  * Each held case was supported before; each supported one is its control.
  */
@@ -71,6 +79,52 @@ describe('an act begun, planned, asked for or rehearsed is not an act done', () 
     ['Replied to all 14 open tickets in the billing queue.', 'billing queue: replied to 14 of 14 open tickets, 0 unanswered'],
     ['Requested a refund for order #5520.', 'refund requested for order #5520'],
     ['Translated the chapter "Getting Started" into German.', 'translated chapter "Getting Started" into German'],
+  ])('supports "%s" by "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).toBe('supported');
+  });
+});
+
+describe('the wrong way round, another word in its place, another removal', () => {
+  it.each([
+    ['Copied the data from prod to staging.', 'copied data from staging to prod'],
+    ['Granted Dana read access.', 'granted Dana write access'],
+    ['Removed the feature flag.', 'feature flag disabled'],
+  ])('holds "%s" against "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).toBe('unverified');
+  });
+
+  it.each([
+    ['Copied the data from prod to staging.', 'copied data from prod to staging'],
+    ['Migrated users from MySQL to Postgres.', 'migrated users from mysql to postgres: 1,204 rows'],
+    ['Moved the files into the archive.', 'files moved to archive'],
+    ['Granted Dana read access.', 'granted Dana read access'],
+    ['Removed the feature flag.', 'feature flag removed'],
+    ['Deleted the temp files.', 'temp files removed'],
+    ['Revoked the API token.', 'API token revoked'],
+  ])('supports "%s" by "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).toBe('supported');
+  });
+});
+
+describe('bounds, error statuses, degraded states and remainders', () => {
+  it.each([
+    ['Coverage is above 90%.', 'coverage: 89.5%'],
+    ['Coverage is above 90%.', 'coverage: 90%'],
+    ['Verified the site is up.', 'site returned 503'],
+    ['The server is healthy.', 'server health check: degraded'],
+    ['Deleted all stale branches.', 'deleted 3 stale branches, 12 remain'],
+    ['Closed all open incidents.', 'closed 4 incidents; 2 still open'],
+  ])('holds "%s" against "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).not.toBe('supported');
+  });
+
+  it.each([
+    ['Coverage is above 90%.', 'coverage: 91.2%'],
+    ['Error rate is under 1%.', 'error rate 0.4%'],
+    ['Verified the site is up.', 'site returned 200'],
+    ['The server is healthy.', 'server health check: ok'],
+    ['Deleted all stale branches.', 'deleted 15 stale branches, 0 remain'],
+    ['Deleted 40 stale branches.', 'deleted 40 stale branches'],
   ])('supports "%s" by "%s"', (claim, observed) => {
     expect(statusOf(claim, observed)).toBe('supported');
   });
