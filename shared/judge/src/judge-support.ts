@@ -1,6 +1,6 @@
 import type { ClaimKind, EvidenceKind } from '@vouch/contracts';
 import { stem } from './extract-features.js';
-import { readText, type ReadText, type Word } from './read-text.js';
+import { isProblemNoun, readText, type ReadText, type Word } from './read-text.js';
 import { derivationallyRelated, lexicallyRelated, type LexPos } from './lexicon.js';
 import { valuesMatch, type Value } from './read-values.js';
 
@@ -42,6 +42,7 @@ const BEGUN_WORDS = new Set('started starting began begun queued scheduled trigg
 const UNREALIZED_WORDS = new Set('planned requested attempted tried awaiting proposed drafted ready intended'.split(' '));
 // Words that say an act was only rehearsed: nothing a later "complete" makes real.
 const REHEARSAL_WORDS = new Set('dry preview simulate simulated simulation rehearsal'.split(' '));
+const OPPOSITE_PARTICLES = new Map([['on', 'off'], ['off', 'on'], ['up', 'down'], ['down', 'up'], ['in', 'out'], ['out', 'in']]);
 // Modal verbs: an act after one is future, possible or hypothetical ("will deploy", "would delete").
 const MODALS = new Set(['will', 'would', 'shall', 'should', 'could', 'can', 'may', 'might', "'ll", 'wo']);
 
@@ -121,10 +122,25 @@ export function readClaim(text: string, kind: ClaimKind): ClaimReading {
   return { read, kind, ...(action ? { action } : {}), ...(predicate ? { predicate } : {}), terms, values };
 }
 
+/**
+ * Whether two words are opposites by their prefix: "lock" and "unlock", "activate" and "deactivate", "enable" and
+ * "disable", "able" and "unable". Four letters of stem at least, so "do" and "undo" or "in" and "din" never pair.
+ */
+export function isOpposite(a: string, b: string): boolean {
+  if (a === b) return false;
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  if (short.length >= 4 && long.endsWith(short) && /^(un|dis|de|non|in|im)$/.test(long.slice(0, long.length - short.length))) return true;
+  // "enable" and "disable": two prefixes on one stem.
+  const stemOf = (w: string) => /^(en|un|dis)(.{4,})$/.exec(w);
+  const [x, y] = [stemOf(a), stemOf(b)];
+  return x !== null && y !== null && x[2] === y[2] && x[1] !== y[1] && (x[1] === 'dis' || y[1] === 'dis' || x[1] === 'un' || y[1] === 'un');
+}
+
 /** Whether two lemmas name the same thing: equal, one stem, one derived from or abbreviating the other. */
 export function sameWord(a: string, b: string, strict = false): boolean {
   if (a === b) return true;
   if (strict) return a.replace(/s$/, '') === b.replace(/s$/, '');
+  if (isOpposite(a, b)) return false;
   const sa = stem(a);
   const sb = stem(b);
   if (sa === sb) return true;
@@ -294,6 +310,11 @@ function showsAction(claim: ClaimReading, obs: ObservationView, matchedValues: n
   if (at !== -1) {
     const w = obs.read.words[at] as Word;
     if (requestAnsweredOtherwise(action.word.lemma, at, obs.read)) return undefined;
+    // "turned off" against "turned on": the act's particle says which act, and the opposite one is another.
+    const particle = (words: readonly Word[], k: number) => (/^(on|off|up|down|in|out)$/.test(words[k + 1]?.lemma ?? '') && words[k + 1]?.seg === words[k]?.seg ? words[k + 1]?.lemma : undefined);
+    const claimed = particle(claim.read.words, action.index);
+    const observed = particle(obs.read.words, at);
+    if (claimed && observed && OPPOSITE_PARTICLES.get(claimed) === observed) return { notDone: `${w.text} ${observed}` };
     const pending = notDone(action.word.lemma, at, obs.read.words);
     if (pending) return { notDone: pending };
     if (w.pos === 'VERB' || w.pos === 'ADJ') return { at };
@@ -515,6 +536,19 @@ function directionSwapped(cwords: readonly Word[], owords: readonly Word[], inde
   return claimed !== undefined && observed !== undefined && claimed !== observed;
 }
 
+/**
+ * Whether "no", "without", "zero" or "never" says a problem is absent: "no errors", "without new warnings". The reader
+ * leaves these unnegated (an absent problem is a good result), so the claim's and the observation's must be compared here.
+ */
+function absenceBefore(words: readonly Word[], index: number): boolean {
+  const word = words[index] as Word;
+  if (!isProblemNoun(word.lemma) && !isProblemNoun(word.text.toLowerCase())) return false;
+  let k = index - 1;
+  while (k >= 0 && index - k <= 2 && (words[k] as Word).seg === word.seg && (words[k] as Word).pos === 'ADJ') k--;
+  const before = words[k];
+  return before !== undefined && before.seg === word.seg && /^(no|without|zero|never)$/.test(before.lemma);
+}
+
 /** Whether a zero count is reported in one of these segments of the observation. */
 function zeroInSegments(obs: ObservationView, segs: ReadonlySet<number>): boolean {
   return [...segs].some((seg) => (obs.read.failures[seg] ?? []).some((m: string) => m.startsWith('#zero')));
@@ -640,6 +674,17 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
 
   for (const [index, at] of termAt) {
     if (at >= 0 && directionSwapped(cwords, owords, index, at)) missing.push(`${(prepositionBefore(cwords, index) as Word).text} ${(cwords[index] as Word).text}`);
+  }
+
+  // "Enabled MFA" against "MFA disabled", "Locked the account" against "account unlocked": the opposite word, where the
+  // observation speaks of the claim's thing.
+  const spoken = new Set([...matched].map((i) => (owords[i] as Word).seg));
+  // Verbs and adjectives only: "discount" is no opposite of a "count", nor "import" of a "port".
+  const actsOrStates = /^(VERB|ADJ)$/;
+  for (const cw of cwords) {
+    if (cw.neg || cw.value || !actsOrStates.test(cw.pos)) continue;
+    const opposite = owords.find((o) => spoken.has(o.seg) && !o.neg && !o.value && actsOrStates.test(o.pos) && (isOpposite(cw.lemma, o.lemma) || isOpposite(cw.text.toLowerCase(), o.text.toLowerCase())));
+    if (opposite) missing.push(`${cw.text} (it says "${opposite.text}")`);
   }
 
   const arrow = owords.findIndex((w) => w.pos === 'ARROW');
@@ -786,8 +831,11 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     const o = owords[at] as Word;
     if (!/^(NOUN|PROPN|ADJ|VERB)$/.test(o.pos)) continue;
     // "no server crashes" and "query crashes where …: 0 reports": the query names what it counted, and the count is zero.
-    if (term.word.neg && !o.neg && zeroInSegments(obs, new Set([...matched].flatMap((i) => [(owords[i] as Word).seg, (owords[i] as Word).seg + 1])))) continue;
-    if (Boolean(term.word.neg) !== Boolean(o.neg)) negationClash.push(term.word.text);
+    // "no errors" claimed, "errors ...: 3" observed: a problem's absence, compared on both sides (absenceBefore).
+    const claimNo = Boolean(term.word.neg) || absenceBefore(cwords, term.index);
+    const obsNo = Boolean(o.neg) || absenceBefore(owords, at);
+    if (claimNo && !obsNo && zeroInSegments(obs, new Set([...matched].flatMap((i) => [(owords[i] as Word).seg, (owords[i] as Word).seg + 1])))) continue;
+    if (claimNo !== obsNo) negationClash.push(term.word.text);
   }
   // A failed or unfinished result in a segment the claim rests on; and, when the claim's subject is the observation's
   // head ("wave W-2291: ..."), a zero count anywhere after it (or any failure, for a check).
@@ -802,7 +850,7 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   const wholeAct = universal || (claim.action !== undefined && removalAct(claim));
   obs.read.failures.forEach((markers, seg) => {
     const afterHead = headNamed && owords.some((w, i) => w.seg === seg && i >= obs.read.headEnd);
-    if (!segments.has(seg) && !afterHead && !(wholeAct && markers.includes('#counted remain'))) return;
+    if (!segments.has(seg) && !afterHead && !(wholeAct && markers.some((m) => m === '#counted remain' || (universal && m.startsWith('#counted '))))) return;
     // A segment the claim reaches only through the observation's head, naming a subject of its own that the claim does not
     // speak of ("moderation pending", "dispensing blocked"): its result is that subject's, not the claim's.
     // A count ("0 of 3 pods ready") is the result's own measure and stays.

@@ -75,6 +75,11 @@ const NEGATORS = new Set(['no', 'not', "n't", 'never', 'none', 'without', 'zero'
 // Words that join English compounds ("end-to-end", "up-to-date", "out-of-band"), never a name's parts.
 const NAME_FILLERS = new Set(['to', 'of', 'and', 'in', 'on', 'the', 'a', 'by', 'for', 'at', 'up', 'date', 'end', 'out', 'band']);
 
+/** Whether a word names a problem whose absence is a good result ("no errors", "0 warnings"). */
+export function isProblemNoun(word: string): boolean {
+  return PROBLEM_NOUNS.has(word);
+}
+
 export function isFailureWord(lemma: string): boolean {
   return FAILURE_WORDS.has(lemma);
 }

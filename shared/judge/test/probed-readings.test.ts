@@ -1,6 +1,7 @@
 import type { CompletionEvidence, EvidenceInput } from '@vouch/contracts';
 import { describe, expect, it } from 'vitest';
 import { deriveClaims } from '../src/derive-claims.js';
+import { isOpposite } from '../src/judge-support.js';
 import { reconcileClaims } from '../src/reconcile-claims.js';
 import { ok } from './evidence-input.js';
 
@@ -20,6 +21,9 @@ import { ok } from './evidence-input.js';
  * - the wrong way round ("from staging to prod" for "from prod to staging"),
  *   another word in a verb's place ("write access" for "read access"),
  *   another removal ("disabled" for "removed");
+ * - opposites: "unlocked", "disabled", "deactivated", "turned on" for "off",
+ *   "scaled down" for "up"; a problem claimed absent and counted ("no
+ *   errors" against "errors: 3"); a failure count anywhere against "all";
  * - a value that only rounds to a bound ("89.5%" for "above 90%"), an HTTP
  *   error status ("returned 503"), a degraded state, a remainder ("12
  *   remain", "2 still open") against "all" or a removal.
@@ -127,5 +131,38 @@ describe('bounds, error statuses, degraded states and remainders', () => {
     ['Deleted 40 stale branches.', 'deleted 40 stale branches'],
   ])('supports "%s" by "%s"', (claim, observed) => {
     expect(statusOf(claim, observed)).toBe('supported');
+  });
+});
+
+describe('opposites, problems claimed absent, failures against all', () => {
+  it.each([
+    ['No errors in the last 24 hours.', 'errors in the last 24 hours: 3'],
+    ['The page loads without errors.', 'page load: 2 console errors'],
+    ['Uploaded all 12 photos.', 'uploaded 12 photos (3 failed to process)'],
+    ['Turned off debug logging.', 'debug logging turned on'],
+    ['Scaled up the web tier.', 'web tier scaled down'],
+    ['Locked the account.', 'account unlocked'],
+    ['Enabled MFA for the admins.', 'MFA disabled for admins'],
+    ['Activated the license.', 'license deactivated'],
+  ])('holds "%s" against "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).not.toBe('supported');
+  });
+
+  it.each([
+    ['No errors in the last 24 hours.', 'no errors in the last 24 hours'],
+    ['The page loads without errors.', 'page load: 0 console errors'],
+    ['Uploaded all 12 photos.', 'uploaded 12 photos (0 failed)'],
+    ['Turned off debug logging.', 'debug logging turned off'],
+    ['Scaled up the web tier.', 'web tier scaled up to 6 nodes'],
+    ['Locked the account.', 'account locked'],
+    ['Enabled MFA for the admins.', 'MFA enabled for admins'],
+    ['Activated the license.', 'license activated'],
+  ])('supports "%s" by "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).toBe('supported');
+  });
+
+  it('pairs a word with its opposite by prefix, on a stem of four letters or more', () => {
+    expect([isOpposite('lock', 'unlock'), isOpposite('activate', 'deactivate'), isOpposite('enable', 'disable'), isOpposite('able', 'unable'), isOpposite('active', 'inactive')]).toEqual([true, true, true, true, true]);
+    expect([isOpposite('do', 'undo'), isOpposite('lock', 'lock'), isOpposite('lock', 'block'), isOpposite('restart', 'start'), isOpposite('enable', 'enabled')]).toEqual([false, false, false, false, false]);
   });
 });
