@@ -24,8 +24,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import sharp from 'sharp';
+import { decodeBase64Image } from '@vouch/media';
 import { TEST_DATABASE_URL } from '@vouch/testing';
-import { decodeBase64Image } from '../services/gateway/src/media/decode-base64.js';
 import { startGatewayUnderTest } from '../services/gateway/test/gateway-under-test.js';
 
 const REPS = Number(process.env.BENCH_REPS ?? 30);

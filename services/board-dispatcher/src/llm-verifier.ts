@@ -1,6 +1,5 @@
-import { Ollama } from 'ollama';
 import { z } from 'zod';
-import { classifyOllamaFailure, describeOllamaFailure, redactUrl, type Logger, type OllamaStage } from '@vouch/platform';
+import { describeOllamaFailure, ollamaCall, redactUrl, type Logger, type OllamaStage } from '@vouch/platform';
 import type { CardState } from './domain/replay-board.js';
 
 /**
@@ -81,11 +80,10 @@ export function createLlmVerifier(opts: { host: string | undefined; model: strin
     configured: true,
     model,
     async review(card) {
-      const deadline = AbortSignal.timeout(timeoutMs);
-      const client = new Ollama({ host, fetch: (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline }) });
+      const call = ollamaCall(host, timeoutMs);
       const prompt = verifierPrompt(card);
       try {
-        const response = await client.chat({
+        const response = await call.client.chat({
           model,
           messages: [
             { role: 'system', content: prompt.system },
@@ -110,7 +108,7 @@ export function createLlmVerifier(opts: { host: string | undefined; model: strin
         if (!verdict.success) return { ran: true, model, note: standing('the verifier model\'s answer did not fit the verdict schema') };
         return { ran: true, model, decision: verdict.data.decision, reasons: verdict.data.reasons, missing: verdict.data.missing, requirements: verdict.data.requirements };
       } catch (err) {
-        const failure = classifyOllamaFailure(err, { timedOut: deadline.aborted });
+        const failure = call.failure(err);
         opts.logger?.warn({ err, card: card.id, model, ollama: safeHost, failure: failure.kind }, 'LLM verifier failed; the rule result stands');
         return { ran: true, model, note: standing(describeOllamaFailure(failure, stage)) };
       }

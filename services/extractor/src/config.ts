@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { commonEnvSchema, portVar } from '@vouch/platform';
-import { DEFAULT_KEEP_ALIVE } from './ollama-client.js';
+import { DEFAULT_KEEP_ALIVE } from './keep-alive.js';
 
 const bool = (fallback: boolean) =>
   z

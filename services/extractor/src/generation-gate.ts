@@ -1,8 +1,8 @@
 import { DependencyError } from '@vouch/contracts';
-import type { Logger } from '@vouch/platform';
+import { ollamaCall, type Logger } from '@vouch/platform';
 import { evaluateComputeApps, evaluateModelPlacement, evaluateTokenRate, findLoaded, type GateFailure, type GateStage, type VisibleGpu } from './domain/gpu-gate.js';
 import { queryComputeApps, type GateOllama } from './gpu-gate-runner.js';
-import { keepAliveValue, ollamaWithDeadline } from './ollama-client.js';
+import { keepAliveValue } from './keep-alive.js';
 
 /**
  * A job stopped by the GPU gate. It fails as a dependency outage, so BullMQ
@@ -75,8 +75,7 @@ export function createGenerationGate(opts: GenerationGateOptions): GenerationGat
   };
 
   const residentEntry = async () => {
-    const { client } = ollamaWithDeadline(host, timeoutMs);
-    const ps = await client.ps();
+    const ps = await ollamaCall(host, timeoutMs).client.ps();
     return findLoaded(model, ps.models);
   };
 
@@ -87,8 +86,7 @@ export function createGenerationGate(opts: GenerationGateOptions): GenerationGat
       if (!entry) {
         // Unloaded since the last job (its keep-alive ran out, or something evicted it): load it again, and look where it landed.
         opts.logger?.info({ model }, 'the extraction model is not resident: loading it again before the job');
-        const { client } = ollamaWithDeadline(host, timeoutMs);
-        await client.chat({ model, messages: [], stream: false, keep_alive: keepAlive });
+        await ollamaCall(host, timeoutMs).client.chat({ model, messages: [], stream: false, keep_alive: keepAlive });
         entry = await residentEntry();
       }
       const placement = evaluateModelPlacement(model, entry ? [{ name: entry.name, size: Number(entry.size), sizeVram: Number(entry.size_vram) }] : []);

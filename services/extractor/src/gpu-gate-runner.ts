@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { classifyOllamaFailure, describeOllamaFailure, redactUrl, type Logger, type OllamaStage } from '@vouch/platform';
+import { describeOllamaFailure, ollamaCall, redactUrl, type Logger, type OllamaStage } from '@vouch/platform';
 import {
   declaredDevices,
   evaluateComputeApps,
@@ -15,9 +15,9 @@ import {
   type VisibleGpu,
 } from './domain/gpu-gate.js';
 import type { GpuClassMinimum } from './domain/gpu-class.js';
-import { keepAliveValue, ollamaWithDeadline } from './ollama-client.js';
+import { keepAliveValue } from './keep-alive.js';
 
-export { DEFAULT_KEEP_ALIVE } from './ollama-client.js';
+export { DEFAULT_KEEP_ALIVE } from './keep-alive.js';
 
 /** The nvidia-smi device query the gate runs: the exact command of the H200 capture (smi-query.csv). */
 export const GPU_QUERY_ARGS = ['--query-gpu=index,uuid,name,compute_cap,memory.total,driver_version,pci.bus_id,mig.mode.current', '--format=csv'] as const;
@@ -147,12 +147,12 @@ export async function runGpuGate(config: GateConfig): Promise<GateResult> {
   if (!config.ollama) return { ok: true, devices: verdict.devices, gpuUuids: [], minTokensPerSecond };
 
   const { host, model, timeoutMs, keepAlive } = config.ollama;
-  const { client, deadline } = ollamaWithDeadline(host, timeoutMs);
+  const call = ollamaCall(host, timeoutMs);
   let digest: string;
   try {
     // Empty messages load the model without generating (done_reason "load").
-    await client.chat({ model, messages: [], stream: false, keep_alive: keepAliveValue(keepAlive) });
-    const ps = await client.ps();
+    await call.client.chat({ model, messages: [], stream: false, keep_alive: keepAliveValue(keepAlive) });
+    const ps = await call.client.ps();
     const placement = evaluateModelPlacement(
       model,
       ps.models.map((m) => ({ name: m.name, size: Number(m.size), sizeVram: Number(m.size_vram) })),
@@ -161,7 +161,7 @@ export async function runGpuGate(config: GateConfig): Promise<GateResult> {
     digest = findLoaded(model, ps.models)?.digest ?? 'unknown';
   } catch (err) {
     // The reason reaches /readyz: it says what happened in public words; the address and the driver's message go to the log.
-    const failure = classifyOllamaFailure(err, { timedOut: deadline.aborted });
+    const failure = call.failure(err);
     config.logger?.warn({ err, model, ollama: redactUrl(host), failure: failure.kind }, 'loading the extraction model for the GPU gate failed');
     return { ok: false, stage: 'model_placement', reason: `loading ${model} failed: ${describeOllamaFailure(failure, extractionStage(model, timeoutMs))}` };
   }

@@ -1,5 +1,5 @@
 import { DependencyError, type ExtractorIdentity, type RequirementInput } from '@vouch/contracts';
-import { classifyOllamaFailure, describeOllamaFailure, redactUrl, type Logger, type OllamaFailure } from '@vouch/platform';
+import { classifyOllamaFailure, describeOllamaFailure, ollamaCall, redactUrl, type Logger, type OllamaFailure } from '@vouch/platform';
 import { escapeRegExp, termsOf } from './domain/requirement-terms.js';
 import { buildPrompts, modelAnswerJsonSchema, parseModelAnswer, planWindows, proposalFromAnswer, type WindowLimits } from './domain/extract-windows.js';
 import { verifyAnchor, type ProposedResult } from './domain/finalize-extract.js';
@@ -7,7 +7,6 @@ import type { Extractor, Proposal } from './extract-artifact.js';
 import { GpuGateFailure, type GenerationGate } from './generation-gate.js';
 import { extractionStage } from './gpu-gate-runner.js';
 import type { ExtractorMetrics } from './metrics.js';
-import { ollamaWithDeadline } from './ollama-client.js';
 
 export interface LlmExtractorOptions {
   host: string;
@@ -70,7 +69,7 @@ export function createLlmExtractor(opts: LlmExtractorOptions): Extractor {
   }
 
   async function ask(system: string, user: string): Promise<string> {
-    const { client, deadline } = ollamaWithDeadline(opts.host, opts.timeoutMs);
+    const { client, deadline } = ollamaCall(opts.host, opts.timeoutMs);
     let response: unknown;
     try {
       response = await client.chat({

@@ -3,7 +3,6 @@ import type { MediaItem } from '@vouch/contracts';
 import { canonicalJson, requestHash } from '../src/idempotency.js';
 import { resolveMedia } from '../src/media/resolve-media.js';
 import { bullJobId, parsePublicJobId, publicJobId } from '../src/queue-hub.js';
-import { decodeBase64Image } from '../src/media/decode-base64.js';
 
 const item = (n: number, messageId: string | null = null): MediaItem => ({
   alias: `img-${n}`,
@@ -66,15 +65,5 @@ describe('job ids', () => {
   it('carry their queue in the public id', () => {
     expect(parsePublicJobId(publicJobId('ledger-critic', 'kabc'))).toEqual({ queue: 'ledger-critic', id: 'kabc' });
     expect(parsePublicJobId('nowhere.kabc')).toBeUndefined();
-  });
-});
-
-describe('decodeBase64Image', () => {
-  it('accepts standard base64 with line breaks', () => {
-    expect(decodeBase64Image('aGVs\nbG8=').toString()).toBe('hello');
-  });
-  it('refuses URL-safe or truncated base64', () => {
-    expect(() => decodeBase64Image('aGVsbG8')).toThrow('imageBase64 ends without its = padding');
-    expect(() => decodeBase64Image('a-_b')).toThrow("imageBase64 is not base64: character 1 is '-'");
   });
 });

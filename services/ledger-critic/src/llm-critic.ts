@@ -1,5 +1,4 @@
-import { Ollama } from 'ollama';
-import { classifyOllamaFailure, describeOllamaFailure, redactUrl, type Logger, type OllamaStage } from '@vouch/platform';
+import { describeOllamaFailure, ollamaCall, redactUrl, type Logger, type OllamaStage } from '@vouch/platform';
 import type { CriticPrompt } from './domain/critic-packet.js';
 import type { LlmCriticResult } from './domain/ledger-commands.js';
 import { llmVerdictJsonSchema, parseLlmVerdict } from './domain/llm-verdict.js';
@@ -49,15 +48,9 @@ export function createLlmCritic(opts: LlmCriticOptions): LlmCritic {
     configured: true,
     model,
     async review(prompt) {
-      // ollama-js has no timeout option: the deadline rides on the fetch it is
-      // given, and covers reading the body as well as waiting for headers.
-      const deadline = AbortSignal.timeout(timeoutMs);
-      const client = new Ollama({
-        host,
-        fetch: (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline }),
-      });
+      const call = ollamaCall(host, timeoutMs);
       try {
-        const response = await client.chat({
+        const response = await call.client.chat({
           model,
           messages: [
             { role: 'system', content: prompt.system },
@@ -82,7 +75,7 @@ export function createLlmCritic(opts: LlmCriticOptions): LlmCritic {
         count('ok');
         return { ran: true, model, verdict: parsed.verdict };
       } catch (err) {
-        const failure = classifyOllamaFailure(err, { timedOut: deadline.aborted });
+        const failure = call.failure(err);
         count(failure.kind === 'timeout' ? 'timeout' : 'error');
         opts.logger?.warn({ model, ollama: safeHost, err, failure: failure.kind }, 'LLM critic call failed; the rule verdict stands');
         return { ran: true, model, error: describeOllamaFailure(failure, stage) };

@@ -1,6 +1,5 @@
-import { Ollama } from 'ollama';
 import type { AuxiliaryOutput, EvidenceModality } from '@vouch/contracts';
-import type { Logger } from '@vouch/platform';
+import { ollamaCall, type Logger, type OllamaFailure } from '@vouch/platform';
 import { auxiliaryPrompt } from './domain/auxiliary-prompt.js';
 import type { StageResult } from './domain/run-ladder.js';
 
@@ -19,6 +18,18 @@ export interface AuxiliaryVision {
   readonly configured: boolean;
   readonly model: string;
   describe(image: Buffer, modalities: readonly EvidenceModality[], ocrText: string | undefined): Promise<StageResult<AuxiliaryOutput> & { model?: string }>;
+}
+
+/** The reason for a failure other than a timeout or a missing model: public words, no host, port or driver text. */
+function failedReason(failure: Exclude<OllamaFailure, { kind: 'timeout' | 'model_missing' }>, model: string): string {
+  switch (failure.kind) {
+    case 'http_error':
+      return `the auxiliary model ${model} failed (Ollama answered ${failure.status ?? 'an error'})`;
+    case 'malformed':
+      return `the auxiliary model ${model}'s answer could not be read (it is not Ollama's JSON)`;
+    case 'unreachable':
+      return 'the auxiliary vision server could not be reached';
+  }
 }
 
 /** How long a capability check is trusted: a model pulled or replaced on the server is noticed within this. */
@@ -48,16 +59,14 @@ export function createAuxiliaryVision(opts: AuxiliaryVisionOptions): AuxiliaryVi
     };
   }
   let capability: { vision: boolean; checkedAt: number } | undefined;
-  const client = (deadline: AbortSignal) =>
-    new Ollama({ host, fetch: (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline }) });
 
   return {
     configured: true,
     model,
     async describe(image, modalities, ocrText) {
       // One deadline covers the capability check and the answer, headers and body.
-      const deadline = AbortSignal.timeout(timeoutMs);
-      const ollama = client(deadline);
+      const call = ollamaCall(host, timeoutMs);
+      const ollama = call.client;
       try {
         if (!capability || Date.now() - capability.checkedAt > CAPABILITY_TTL_MS) {
           const shown = await ollama.show({ model });
@@ -85,24 +94,19 @@ export function createAuxiliaryVision(opts: AuxiliaryVisionOptions): AuxiliaryVi
         outcome('ok');
         return { ok: true, tool, model, confidence: null, output: { answer }, note: 'a model\'s description, not a measurement: quote it as such' };
       } catch (err) {
-        if (deadline.aborted) {
+        const failure = call.failure(err);
+        if (failure.kind === 'timeout') {
           outcome('timeout');
           return { ok: false, tool, reason: `the auxiliary model ${model} did not answer within ${timeoutMs} ms (VISION_TIMEOUT_MS)`, recovery: RECOVERY };
         }
-        opts.logger?.warn({ err, model }, 'auxiliary vision failed');
-        if (err instanceof Error && err.name === 'ResponseError') {
-          // ollama-js's ResponseError is not exported; it carries Ollama's status and {"error"} text.
-          const status = (err as Error & { status_code?: number }).status_code;
-          if (status === 404) {
-            outcome('not_found');
-            capability = undefined;
-            return { ok: false, tool, reason: `the auxiliary model ${model} is not available on the Ollama server (not pulled)`, recovery: RECOVERY };
-          }
-          outcome('error');
-          return { ok: false, tool, reason: `the auxiliary model ${model} failed (Ollama answered ${status ?? 'an error'})`, recovery: RECOVERY };
+        opts.logger?.warn({ err, model, failure: failure.kind }, 'auxiliary vision failed');
+        if (failure.kind === 'model_missing') {
+          outcome('not_found');
+          capability = undefined;
+          return { ok: false, tool, reason: `the auxiliary model ${model} is not available on the Ollama server (not pulled)`, recovery: RECOVERY };
         }
         outcome('error');
-        return { ok: false, tool, reason: 'the auxiliary vision server could not be reached', recovery: RECOVERY };
+        return { ok: false, tool, reason: failedReason(failure, model), recovery: RECOVERY };
       }
     },
   };

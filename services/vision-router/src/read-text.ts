@@ -1,10 +1,10 @@
 import sharp, { type Sharp } from 'sharp';
 import type { OcrOutput } from '@vouch/contracts';
+import type { CheckedImage } from '@vouch/media';
 import { OCR_MIN_CONFIDENCE } from './domain/assess-coverage.js';
 import { estimateLineHeight } from './domain/line-height.js';
 import type { StageResult } from './domain/run-ladder.js';
 import { OCR_TOOL, OcrUnavailable, type OcrPool } from './ocr-pool.js';
-import type { CheckedImage } from './observe-image.js';
 import type { Page } from 'tesseract.js';
 
 /** Images shorter than this are upscaled ×2 before OCR: small text reads far better (bank-statement test: confidence 84 → 93)... */

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import {
-  BadInputError,
   NotFoundError,
   resolveMedia,
   visionAnalyze,
@@ -12,6 +11,7 @@ import {
   type Surface,
   type VisionAnalyzeOutput,
 } from '@vouch/contracts';
+import { checkImage, decodeBase64Image, type CheckedImage, type ImageSource, type MediaReader, type MediaScope } from '@vouch/media';
 import { handle, withTransaction, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
 import type { z } from 'zod';
 import type { AuxiliaryVision } from './auxiliary-vision.js';
@@ -21,9 +21,8 @@ import { needKey } from './domain/need-key.js';
 import { planEvidence } from './domain/plan-evidence.js';
 import { runLadder, type LadderOutcome, type StageRunners } from './domain/run-ladder.js';
 import { summarizeEvidence, unresolvedItems } from './domain/summarize-evidence.js';
-import type { GatewayMediaReader, MediaScope } from './gateway-media-store.js';
 import type { VisionMetrics } from './metrics.js';
-import { checkImage, nativeCopy, observeImage, SHARP_TOOL, type CheckedImage, type ImageSource } from './observe-image.js';
+import { nativeCopy, observeImage, SHARP_TOOL } from './observe-image.js';
 import type { OcrPool } from './ocr-pool.js';
 import { readText } from './read-text.js';
 import { cacheEvidence, cachedEvidence, packetById, packetByJob, packetIdFor, savePacket } from './packet-store.js';
@@ -41,7 +40,8 @@ export interface VisionCaller {
 
 export interface VisionDeps {
   pool: Pool;
-  media: GatewayMediaReader;
+  /** The gateway's media tables (GATEWAY_DB_SCHEMA), read only. */
+  media: MediaReader;
   ocr: OcrPool;
   auxiliary: AuxiliaryVision;
   metrics: VisionMetrics;
@@ -65,17 +65,6 @@ const SEND_ONE: Record<Surface, string> = {
   tui: 'attach an image in this session (media.register), or name one by alias',
   api: 'register the image with media.register (POST /v1/media) and pass its alias',
 };
-
-function decodeInline(value: string): Buffer {
-  if (value.startsWith('data:')) {
-    throw new BadInputError('imageBase64 must be plain base64, without a data: URL prefix: drop everything up to and including the comma', [{ path: 'imageBase64', message: 'has a data: URL prefix' }]);
-  }
-  const compact = value.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 !== 0) {
-    throw new BadInputError('imageBase64 is not valid standard base64 (A-Z, a-z, 0-9, +, / and = padding)', [{ path: 'imageBase64', message: 'invalid base64' }]);
-  }
-  return Buffer.from(compact, 'base64');
-}
 
 function provenanceOf(item: MediaItem, resolvedBy: MediaProvenance['resolvedBy'], otherRecentAliases: string[]): Omit<MediaProvenance, 'mimeType' | 'width' | 'height' | 'byteSize'> {
   return {
@@ -116,7 +105,7 @@ export function createVisionCommands(deps: VisionDeps): VisionCommands {
 
   /** Checks the image, plans, answers from the cache or runs the ladder, and stores the job's one packet. */
   async function build(caller: VisionCaller, operation: string, request: Input<typeof visionEvidence> | Input<typeof visionAnalyze>, bytes: Buffer, source: ImageSource, base: Omit<MediaProvenance, 'mimeType' | 'width' | 'height' | 'byteSize'>): Promise<EvidencePacket> {
-    const image = await checkImage(bytes, source, deps.maxPixels);
+    const image = await checkImage(bytes, source, { frames: 'first', maxPixels: deps.maxPixels });
     const provenance: MediaProvenance = { ...base, mimeType: image.mimeType, width: image.width, height: image.height, byteSize: bytes.length };
     const plan = planEvidence({ prompt: request.prompt, requestedDetail: request.requestedDetail, media: provenance, callerModel: request.callerModel });
     const contentSha256 = createHash('sha256').update(bytes).digest();
@@ -199,7 +188,7 @@ export function createVisionCommands(deps: VisionDeps): VisionCommands {
       if (done) return done;
       if (input.imageBase64 !== undefined) {
         metrics.resolutions.inc({ resolved_by: 'inline' });
-        const bytes = decodeInline(input.imageBase64);
+        const bytes = decodeBase64Image(input.imageBase64);
         const base = { kind: 'image' as const, resolvedBy: 'inline' as const, alias: null, surface: input.surface ?? null, chatKey: input.chatKey ?? null, sourceMessageId: null, caption: null, otherRecentAliases: [] };
         return build(caller, visionEvidence.name, input, bytes, { field: 'imageBase64' }, base);
       }

@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@vouch/contracts';
+import { mediaReader } from '@vouch/media';
 import { redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import { createAuxiliaryVision } from './auxiliary-vision.js';
 import { MALLOC_ENV, type VisionRouterEnv } from './config.js';
-import { gatewayMediaReader } from './gateway-media-store.js';
 import { createVisionMetrics, type VisionMetrics } from './metrics.js';
 import { OcrPool } from './ocr-pool.js';
 import { pruneOldEvidence } from './packet-store.js';
@@ -87,7 +87,7 @@ export async function startVisionRouter(env: VisionRouterEnv, overrides: VisionR
       );
       const commands = createVisionCommands({
         pool,
-        media: gatewayMediaReader(pool, env.GATEWAY_DB_SCHEMA),
+        media: mediaReader(pool, env.GATEWAY_DB_SCHEMA),
         ocr,
         auxiliary,
         metrics: visionMetrics,

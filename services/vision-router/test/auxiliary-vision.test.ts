@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startOllamaTestServer, type OllamaTestServer } from '@vouch/testing';
+import { startOllamaFailureRig, startOllamaTestServer, type OllamaFailureMode, type OllamaFailureRig, type OllamaTestServer } from '@vouch/testing';
 import { createAuxiliaryVision, type AuxiliaryOutcome } from '../src/auxiliary-vision.js';
 
 const IMAGE = Buffer.from('ffd8ffe000104a464946', 'hex');
@@ -55,5 +55,33 @@ describe('auxiliary vision over Ollama', () => {
     const off = createAuxiliaryVision({ host: undefined, model: 'moondream', timeoutMs: 1_000 });
     expect(off.configured).toBe(false);
     expect(await off.describe(IMAGE, ['scene'], undefined)).toMatchObject({ ok: false, tool: null, reason: 'no auxiliary vision model is configured on this service (OLLAMA_HOST is unset)' });
+  });
+});
+
+/** Every way the call fails that the stage must answer in public words (the shared classification, classifyOllamaFailure). */
+describe('auxiliary vision when Ollama fails', () => {
+  let rig: OllamaFailureRig;
+  beforeAll(async () => {
+    rig = await startOllamaFailureRig({ reply: 'A settings screen.' });
+  });
+  afterAll(async () => rig?.close());
+
+  it.each<[OllamaFailureMode, AuxiliaryOutcome, string]>([
+    ['refused', 'error', 'the auxiliary vision server could not be reached'],
+    ['timeout', 'timeout', 'the auxiliary model llava:7b did not answer within 500 ms (VISION_TIMEOUT_MS)'],
+    ['http_500', 'error', 'the auxiliary model llava:7b failed (Ollama answered 500)'],
+    ['malformed_body', 'error', "the auxiliary model llava:7b's answer could not be read (it is not Ollama's JSON)"],
+    ['model_missing', 'not_found', 'the auxiliary model llava:7b is not available on the Ollama server (not pulled)'],
+  ])('%s: an unresolved stage (%s) that names no host and no driver text', async (mode, outcome, reason) => {
+    const outcomes: AuxiliaryOutcome[] = [];
+    const undo = await rig.fail(mode, { model: 'llava:7b', delayMs: 3_000 });
+    try {
+      const result = await createAuxiliaryVision({ host: rig.url, model: 'llava:7b', timeoutMs: 500, onOutcome: (o) => outcomes.push(o) }).describe(IMAGE, ['scene'], undefined);
+      expect(result).toMatchObject({ ok: false, tool: 'ollama:llava:7b', reason });
+      expect(rig.internalsIn(JSON.stringify(result))).toEqual([]);
+      expect(outcomes).toEqual([outcome]);
+    } finally {
+      await undo();
+    }
   });
 });

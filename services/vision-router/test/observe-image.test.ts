@@ -1,13 +1,14 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { NATIVE_IMAGE_LIMITS } from '@vouch/contracts';
-import { checkImage, nativeCopy, observeImage } from '../src/observe-image.js';
+import { checkImage } from '@vouch/media';
+import { nativeCopy, observeImage } from '../src/observe-image.js';
 import { makePhoto } from './make-photo.js';
 import { pngHeaderClaiming } from './bad-images.js';
 import { renderText } from './render-text.js';
 
 const MAX_PIXELS = 40_000_000;
-const check = (bytes: Buffer) => checkImage(bytes, { field: 'imageBase64' }, MAX_PIXELS);
+const check = (bytes: Buffer) => checkImage(bytes, { field: 'imageBase64' }, { frames: 'first', maxPixels: MAX_PIXELS });
 
 describe('image checks', () => {
   it('refuses a decompression bomb from its header, before decoding', async () => {

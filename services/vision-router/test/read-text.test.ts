@@ -1,13 +1,15 @@
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkImage } from '../src/observe-image.js';
+import { checkImage, type ImageCheck } from '@vouch/media';
 import { OcrPool } from '../src/ocr-pool.js';
 import { readText } from '../src/read-text.js';
 import { largePage } from './large-page.js';
 import { renderText, type TextImage } from './render-text.js';
 
 const MAX_PIXELS = 40_000_000;
+/** The vision-router's check: the first frame, within its pixel limit. */
+const FIRST_FRAME: ImageCheck = { frames: 'first', maxPixels: MAX_PIXELS };
 const fontFile = (name: string) => fileURLToPath(new URL(`./fixtures/fonts/${name}`, import.meta.url));
 
 /** OCR of real rendered text, read back exactly. One worker: the machine is shared. */
@@ -21,7 +23,7 @@ describe('OCR of rendered text', { timeout: 120_000 }, () => {
 
   const read = async (spec: TextImage) => {
     const bytes = await renderText(spec);
-    const result = await readText(pool, await checkImage(bytes, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
+    const result = await readText(pool, await checkImage(bytes, { field: 'imageBase64' }, FIRST_FRAME), MAX_PIXELS);
     if (!result.ok) throw new Error(result.reason);
     return result;
   };
@@ -71,7 +73,7 @@ describe('OCR of rendered text', { timeout: 120_000 }, () => {
     const upright = await renderText({ font: 'sans', size: 28, text: 'Gate B12 closes 10:45' });
     // Stored turned 90° counter-clockwise, with EXIF 6 saying "turn 90° clockwise to view".
     const sideways = await sharp(await sharp(upright).rotate(-90).toBuffer()).withMetadata({ orientation: 6 }).jpeg({ quality: 95 }).toBuffer();
-    const result = await readText(pool, await checkImage(sideways, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
+    const result = await readText(pool, await checkImage(sideways, { field: 'imageBase64' }, FIRST_FRAME), MAX_PIXELS);
     expect(result).toMatchObject({ ok: true, output: { text: 'Gate B12 closes 10:45', rotatedBy: 0 } });
   });
 
@@ -79,7 +81,7 @@ describe('OCR of rendered text', { timeout: 120_000 }, () => {
     // Upright 5000×800 (long side above 4000), stored turned with EXIF 6: the streamed path, not the decoded one.
     const upright = await largePage(5000, 800, 'R');
     const sideways = await sharp(await sharp(upright).rotate(-90).toBuffer()).withMetadata({ orientation: 6 }).jpeg({ quality: 95 }).toBuffer();
-    const result = await readText(pool, await checkImage(sideways, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
+    const result = await readText(pool, await checkImage(sideways, { field: 'imageBase64' }, FIRST_FRAME), MAX_PIXELS);
     if (!result.ok) throw new Error(result.reason);
     expect(result.output.lines.map((l) => l.text)).toEqual(['Invoice R-0: total due 1,234.56 EUR', 'Invoice R-1: total due 1,234.56 EUR', 'Invoice R-2: total due 1,234.56 EUR']);
     expect(result.output.preprocessing).toContain('downscaled to 4000 px on the long side');
@@ -97,7 +99,7 @@ describe('OCR of rendered text', { timeout: 120_000 }, () => {
       .png()
       .toBuffer();
     expect((await sharp(glyphs).metadata()).hasAlpha).toBe(true);
-    const result = await readText(pool, await checkImage(glyphs, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
+    const result = await readText(pool, await checkImage(glyphs, { field: 'imageBase64' }, FIRST_FRAME), MAX_PIXELS);
     expect(result).toMatchObject({ ok: true, output: { text: 'Retry in 30 seconds', preprocessing: expect.arrayContaining(['flattened onto white']) } });
   });
 
@@ -116,7 +118,7 @@ describe('OCR of rendered text', { timeout: 120_000 }, () => {
 
   it('finds no text in a blank image, with confidence 0', async () => {
     const blank = await sharp({ create: { width: 200, height: 120, channels: 3, background: '#ffffff' } }).png().toBuffer();
-    const result = await readText(pool, await checkImage(blank, { field: 'imageBase64' }, MAX_PIXELS), MAX_PIXELS);
+    const result = await readText(pool, await checkImage(blank, { field: 'imageBase64' }, FIRST_FRAME), MAX_PIXELS);
     expect(result).toMatchObject({ ok: true, output: { text: '', confidence: 0, words: [], rotatedBy: 0 } });
     if (result.ok) expect(result.output.preprocessing.some((step) => step.startsWith('read again'))).toBe(false);
   });

@@ -14,6 +14,7 @@ export * from './tenant-label.js';
 export * from './handlers.js';
 export * from './failure-kind.js';
 export * from './classify-ollama-failure.js';
+export * from './ollama-call.js';
 export * from './worker.js';
 export * from './worker-presence.js';
 export * from './health.js';

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import type { Surface } from '@vouch/contracts';
+import { mediaReader } from '@vouch/media';
 import type { Queryable } from '@vouch/platform';
-import { mediaByAlias, mediaByMessage, recentMedia } from './media-store.js';
 import { resolveMedia } from './resolve-media.js';
 
 /** The fields of a vision request that name its image (vision.analyze, vision.evidence). */
@@ -33,10 +33,11 @@ export async function imagePixels(db: Queryable, tenant: string, request: ImageR
   }
   if (request.surface === undefined || request.chatKey === undefined) return undefined;
   const scope = { tenant, surface: request.surface, chatKey: request.chatKey };
-  const replyTo = request.replyToMessageId ? await mediaByMessage(db, scope, request.replyToMessageId) : undefined;
-  const byAlias = !replyTo && request.alias ? await mediaByAlias(db, scope, request.alias) : undefined;
+  const media = mediaReader(db);
+  const replyTo = request.replyToMessageId ? await media.byMessage(scope, request.replyToMessageId) : undefined;
+  const byAlias = !replyTo && request.alias ? await media.byAlias(scope, request.alias) : undefined;
   // The latest image is wanted only when neither a reply nor an alias names one.
-  const recent = !replyTo && !request.alias ? await recentMedia(db, scope, 1) : [];
+  const recent = !replyTo && !request.alias ? await media.recent(scope, 1) : [];
   const resolution = resolveMedia({ recent, replyTo, byAlias, aliasRequested: request.alias });
   return resolution.ok ? Math.min(resolution.media.width * resolution.media.height, maxPixels) : undefined;
 }

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { BadInputError, ConflictError, NotFoundError, mediaRecent, mediaRegister, mediaResolve, VouchError, ERROR_CODES } from '@vouch/contracts';
+import { decodeBase64Image, imageChecker, mediaReader, type ImageCheckOptions } from '@vouch/media';
 import type { Pool } from '@vouch/platform';
 import { gatewayHandler, type GatewayHandler } from '../gateway-handler.js';
-import { imageChecker, type ImageCheckOptions } from './check-image.js';
-import { decodeBase64Image } from './decode-base64.js';
-import { blobStored, mediaByAlias, mediaByMessage, recentMedia, registerMedia } from './media-store.js';
+import { blobStored, registerMedia } from './media-store.js';
 import { resolveMedia } from './resolve-media.js';
 
 /** How many recent images resolution considers and errors name. */
@@ -18,6 +17,7 @@ export interface MediaOptions extends ImageCheckOptions {
 /** The gateway's scoped-media operations: register, recent, resolve. */
 export function mediaHandlers(pool: Pool, opts: MediaOptions): GatewayHandler[] {
   const checkImage = imageChecker(opts);
+  const media = mediaReader(pool);
   return [
     gatewayHandler(mediaRegister, async (input, { caller }) => {
       const bytes = decodeBase64Image(input.imageBase64);
@@ -42,14 +42,14 @@ export function mediaHandlers(pool: Pool, opts: MediaOptions): GatewayHandler[] 
       return { ...outcome.item, alreadyRegistered: outcome.kind === 'already_registered' };
     }),
     gatewayHandler(mediaRecent, async (input, { caller }) => ({
-      items: await recentMedia(pool, { tenant: caller.tenant, surface: input.surface, chatKey: input.chatKey }, input.limit),
+      items: await media.recent({ tenant: caller.tenant, surface: input.surface, chatKey: input.chatKey }, input.limit),
     })),
     gatewayHandler(mediaResolve, async (input, { caller }) => {
       const scope = { tenant: caller.tenant, surface: input.surface, chatKey: input.chatKey };
       const [recent, replyTo, byAlias] = await Promise.all([
-        recentMedia(pool, scope, RESOLVE_WINDOW),
-        input.replyToMessageId ? mediaByMessage(pool, scope, input.replyToMessageId) : undefined,
-        input.alias ? mediaByAlias(pool, scope, input.alias) : undefined,
+        media.recent(scope, RESOLVE_WINDOW),
+        input.replyToMessageId ? media.byMessage(scope, input.replyToMessageId) : undefined,
+        input.alias ? media.byAlias(scope, input.alias) : undefined,
       ]);
       const resolution = resolveMedia({ recent, replyTo, byAlias, aliasRequested: input.alias });
       if (!resolution.ok) {

@@ -1,13 +1,7 @@
-import type { MediaItem, Surface } from '@vouch/contracts';
+// Registration: the gateway's writes to its media tables. Registered media is read with @vouch/media's mediaReader, which the vision-router shares.
+import type { MediaItem } from '@vouch/contracts';
+import { MEDIA_ITEM_COLUMNS, mediaItemFromRow, mediaTables, type CheckedImage, type MediaScope } from '@vouch/media';
 import { withTransaction, type Pool, type Queryable } from '@vouch/platform';
-import type { CheckedImage } from './check-image.js';
-
-/** A chat scope inside a tenant. */
-export interface MediaScope {
-  tenant: string;
-  surface: Surface;
-  chatKey: string;
-}
 
 export interface NewMediaRef {
   messageId?: string | undefined;
@@ -15,27 +9,8 @@ export interface NewMediaRef {
   caption?: string | undefined;
 }
 
-const SELECT_ITEM = `
-  SELECT r.alias_no, r.surface, r.chat_key, r.message_id, r.reply_to_message_id, r.caption, r.registered_at,
-         b.mime_type, b.byte_size, b.width, b.height, b.sha256
-  FROM media_refs r JOIN media_blobs b ON b.tenant = r.tenant AND b.sha256 = r.sha256`;
-
-function toItem(row: Record<string, unknown>): MediaItem {
-  return {
-    alias: `img-${row.alias_no as number}`,
-    kind: 'image',
-    mimeType: row.mime_type as MediaItem['mimeType'],
-    byteSize: row.byte_size as number,
-    width: row.width as number,
-    height: row.height as number,
-    surface: row.surface as Surface,
-    chatKey: row.chat_key as string,
-    messageId: (row.message_id as string | null) ?? null,
-    replyToMessageId: (row.reply_to_message_id as string | null) ?? null,
-    caption: (row.caption as string | null) ?? null,
-    registeredAt: (row.registered_at as Date).toISOString(),
-  };
-}
+/** A registration as a MediaItem, with its hash to tell a repeat of the same bytes from a conflict. */
+const SELECT_ITEM = `SELECT ${MEDIA_ITEM_COLUMNS}, b.sha256 FROM ${mediaTables()}`;
 
 export type RegisterOutcome =
   | { kind: 'registered'; item: MediaItem }
@@ -80,7 +55,7 @@ export async function registerMedia(pool: Pool, scope: MediaScope, ref: NewMedia
       ]);
       const existing = rows[0];
       if (existing) {
-        const item = toItem(existing);
+        const item = mediaItemFromRow(existing);
         return (existing.sha256 as Buffer).equals(sha256) ? { kind: 'already_registered', item } : { kind: 'message_conflict', existing: item };
       }
     }
@@ -102,55 +77,6 @@ export async function registerMedia(pool: Pool, scope: MediaScope, ref: NewMedia
       scope.chatKey,
       aliasNo,
     ]);
-    return { kind: 'registered', item: toItem(rows[0]!) };
+    return { kind: 'registered', item: mediaItemFromRow(rows[0]!) };
   });
-}
-
-/** The scope's media, newest first. */
-export async function recentMedia(db: Queryable, scope: MediaScope, limit: number): Promise<MediaItem[]> {
-  const { rows } = await db.query(`${SELECT_ITEM} WHERE r.tenant = $1 AND r.surface = $2 AND r.chat_key = $3 ORDER BY r.alias_no DESC LIMIT $4`, [
-    scope.tenant,
-    scope.surface,
-    scope.chatKey,
-    limit,
-  ]);
-  return rows.map(toItem);
-}
-
-/** The image registered with a message in the scope, if any. */
-export async function mediaByMessage(db: Queryable, scope: MediaScope, messageId: string): Promise<MediaItem | undefined> {
-  const { rows } = await db.query(`${SELECT_ITEM} WHERE r.tenant = $1 AND r.surface = $2 AND r.chat_key = $3 AND r.message_id = $4`, [
-    scope.tenant,
-    scope.surface,
-    scope.chatKey,
-    messageId,
-  ]);
-  return rows[0] ? toItem(rows[0]) : undefined;
-}
-
-/** The image with an alias in the scope, if any. */
-export async function mediaByAlias(db: Queryable, scope: MediaScope, alias: string): Promise<MediaItem | undefined> {
-  const aliasNo = Number(alias.replace(/^img-/, ''));
-  const { rows } = await db.query(`${SELECT_ITEM} WHERE r.tenant = $1 AND r.surface = $2 AND r.chat_key = $3 AND r.alias_no = $4`, [
-    scope.tenant,
-    scope.surface,
-    scope.chatKey,
-    aliasNo,
-  ]);
-  return rows[0] ? toItem(rows[0]) : undefined;
-}
-
-/**
- * The bytes behind an alias, for services that analyse the image (the
- * vision-router reads them). Stays inside the services: never put it in a response.
- */
-export async function mediaBytes(db: Queryable, scope: MediaScope, alias: string): Promise<{ item: MediaItem; bytes: Buffer } | undefined> {
-  const aliasNo = Number(alias.replace(/^img-/, ''));
-  const { rows } = await db.query(`${SELECT_ITEM.replace('b.sha256', 'b.sha256, b.bytes')} WHERE r.tenant = $1 AND r.surface = $2 AND r.chat_key = $3 AND r.alias_no = $4`, [
-    scope.tenant,
-    scope.surface,
-    scope.chatKey,
-    aliasNo,
-  ]);
-  return rows[0] ? { item: toItem(rows[0]), bytes: rows[0].bytes as Buffer } : undefined;
 }

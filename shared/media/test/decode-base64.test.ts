@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BadInputError } from '@vouch/contracts';
-import { decodeBase64Image } from '../src/media/decode-base64.js';
+import { decodeBase64Image } from '../src/decode-base64.js';
 
 const failure = (value: string) => {
   try {
@@ -22,6 +22,15 @@ describe('decodeBase64Image', () => {
     expect(decodeBase64Image('QUJD').toString()).toBe('ABC');
     expect(decodeBase64Image('QUI=').toString()).toBe('AB');
     expect(decodeBase64Image('QQ==').toString()).toBe('A');
+  });
+
+  it('accepts standard base64 with line breaks', () => {
+    expect(decodeBase64Image('aGVs\nbG8=').toString()).toBe('hello');
+  });
+
+  it('refuses URL-safe or truncated base64', () => {
+    expect(() => decodeBase64Image('aGVsbG8')).toThrow('imageBase64 ends without its = padding');
+    expect(() => decodeBase64Image('a-_b')).toThrow("imageBase64 is not base64: character 1 is '-'");
   });
 
   it('ignores line breaks, spaces and tabs anywhere, as the README promises', () => {
