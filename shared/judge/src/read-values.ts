@@ -103,8 +103,15 @@ export function numbersMatch(claim: Extract<Value, { k: 'num' }>, seen: Extract<
   return close(rounded, c);
 }
 
+/**
+ * A claimed version is the seen one, or names its release line: a major
+ * version alone ("Postgres 15") is any release of it ("15.4"); a version that
+ * writes a minor part ("v2.0") names that release, so only zero parts may
+ * follow it ("2.0.0", not "2.0.1").
+ */
 export function versionsMatch(claim: number[], seen: number[]): boolean {
-  return claim.length <= seen.length && claim.every((p, i) => p === seen[i]);
+  if (claim.length > seen.length || !claim.every((p, i) => p === seen[i])) return false;
+  return claim.length === 1 || seen.slice(claim.length).every((p) => p === 0);
 }
 
 /** The weekday of a date: the one it names, or the one its year, month and day fall on. */

@@ -25,6 +25,7 @@ const evidence = (summaries: string[]): CompletionEvidence[] =>
 describe('extractObservationFeatures', () => {
   it("keeps the tool's name as lower-cased words of two letters or more", () => {
     expect(extractObservationFeatures('x', 'Deploy.Tool2 a').t).toEqual(['deploy', 'tool']);
+    expect(extractObservationFeatures('x', 'gh_pr-merge').t).toEqual(['gh', 'pr', 'merge']);
     expect(extractObservationFeatures('x', 'KUBECTL-apply').t).toEqual(['kubectl', 'apply']);
     expect(extractObservationFeatures('x', undefined).t).toEqual([]);
   });

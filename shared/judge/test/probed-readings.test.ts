@@ -166,3 +166,19 @@ describe('opposites, problems claimed absent, failures against all', () => {
     expect([isOpposite('do', 'undo'), isOpposite('lock', 'lock'), isOpposite('lock', 'block'), isOpposite('restart', 'start'), isOpposite('enable', 'enabled')]).toEqual([false, false, false, false, false]);
   });
 });
+
+describe('a version that writes its minor part names that release', () => {
+  it.each([
+    ['Deployed v2.0 to production.', 'deploy complete: api v2.0.1 live in production'],
+    ['Upgraded the API to 3.8.', 'api upgraded to 3.8.2'],
+  ])('holds "%s" against "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).toBe('unverified');
+  });
+
+  it.each([
+    ['Deployed v2.0 to production.', 'deploy complete: api v2.0.0 live in production'],
+    ['Upgraded the database to Postgres 15.', 'database upgraded to postgres 15.4'],
+  ])('supports "%s" by "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).toBe('supported');
+  });
+});

@@ -109,11 +109,16 @@ describe('numbersMatch', () => {
 });
 
 describe('versionsMatch', () => {
-  it('a version names every longer version it starts', () => {
+  it('a major version names its release line; a written minor part, only that release padded with zeros', () => {
     expect(versionsMatch([3, 8], [3, 8, 0])).toBe(true);
     expect(versionsMatch([3, 8, 0], [3, 8])).toBe(false);
     expect(versionsMatch([3, 8], [3, 9, 0])).toBe(false);
     expect(versionsMatch([3, 8], [3, 8])).toBe(true);
+    // A major version alone is its release line; a written minor part names one release.
+    expect(versionsMatch([15], [15, 4])).toBe(true);
+    expect(versionsMatch([2, 0], [2, 0, 1])).toBe(false);
+    expect(versionsMatch([2, 0], [2, 0, 0, 0])).toBe(true);
+    expect(versionsMatch([2, 0, 1], [2, 0, 1, 3])).toBe(false);
   });
 });
 
