@@ -483,12 +483,17 @@ function substituted(cwords: readonly Word[], owords: readonly Word[], index: nu
         // A short identifier ("staging-pg") names another thing; a path ("pulls/490/threads") only locates one.
         // A verb in a verb's place ("write access" for "read access") stands for it too.
         const samePart = /^(NOUN|PROPN|ADJ)$/.test(o.pos) || (o.pos === 'VERB' && (cwords[index] as Word).pos === 'VERB');
-        if ((o.value?.k === 'id' && !o.text.includes('/')) || (!o.value && samePart && o.lemma.length >= 3 && !FORGIVEN.has(o.lemma))) return true;
+        if ((o.value?.k === 'id' && !o.text.includes('/')) || (!o.value && samePart && namesSomething(o))) return true;
       }
       break;
     }
   }
   return false;
+}
+
+/** A word that can name another thing in a claim word's place: a content word of three letters or more, or a two-letter name ("us", "EU"). */
+function namesSomething(o: Word): boolean {
+  return (o.lemma.length >= 3 || (o.pos === 'PROPN' && o.lemma.length === 2)) && !FORGIVEN.has(o.lemma);
 }
 
 /**
@@ -511,7 +516,7 @@ function rivalObject(cwords: readonly Word[], owords: readonly Word[], index: nu
       if (next.seg !== o.seg) return false;
       if (next.pos === 'DET') continue;
       if (matched.has(j) || next.synthetic) return false;
-      return (next.value?.k === 'id' && !next.text.includes('/')) || (!next.value && /^(NOUN|PROPN|ADJ|VERB)$/.test(next.pos) && next.lemma.length >= 3 && !FORGIVEN.has(next.lemma));
+      return (next.value?.k === 'id' && !next.text.includes('/')) || (!next.value && /^(NOUN|PROPN|ADJ|VERB)$/.test(next.pos) && namesSomething(next));
     }
     return false;
   });
@@ -609,6 +614,14 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     if (hit === -1 && bound && v.value.k === 'num') {
       const claimed = v.value;
       hit = owords.findIndex((w) => w.value?.k === 'num' && withinBound(claimed, w.value, bound));
+      // "under 100 ms" against "p50 80 ms, p99 450 ms": a measurement in the same unit outside the bound says it does not hold.
+      const outside = hit === -1 || !claimed.dim ? undefined : owords.find((w) => w.value?.k === 'num' && w.value.dim === claimed.dim && !w.value.pct && !withinBound(claimed, w.value, bound));
+      if (outside) {
+        const unit = owords[owords.indexOf(outside) + 1];
+        const said = unit?.pos === 'UNIT' ? obs.read.text.slice(outside.start, unit.end) : outside.text;
+        missing.push(`${v.word.text} (it says "${said}")`);
+        continue;
+      }
     }
     if (hit === -1) missing.push(v.word.text);
     else {
@@ -822,9 +835,19 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
 
   // Polarity: what the claim negates the observation must negate, and what it asserts must not come out negated.
   const negationClash: string[] = [];
+  // Segments where the observation negates a word the claim negates too ("Nobody has access to the old bucket" and "old
+  // bucket access: none"): the words negated beside it there only say which thing.
+  const agreedNegation = new Set(
+    claim.terms.flatMap((t) => {
+      const at = termAt.get(t.index);
+      return t.word.neg && at !== undefined && at >= 0 && (owords[at] as Word).neg ? [(owords[at] as Word).seg] : [];
+    }),
+  );
   for (const term of claim.terms) {
     const at = termAt.get(term.index);
-    if (at === undefined || at < 0 || term.optional) continue;
+    // A negated word counts even where it is only a cue: "Nobody has access" against "access: 2 users".
+    if (at === undefined || at < 0 || (term.optional && !term.word.neg)) continue;
+    if (!term.word.neg && (owords[at] as Word).neg && agreedNegation.has((owords[at] as Word).seg)) continue;
     // "no sample swaps": the negation is of the swaps; "sample" only says which.
     const next = cwords[term.index + 1];
     if (term.word.neg && next?.neg && next.seg === term.word.seg && /^(NOUN|PROPN)$/.test(next.pos)) continue;

@@ -366,11 +366,15 @@ export function readText(text: string): ReadText {
       const tag = tags.get(part.start);
       const word: Word = { text: part.text, lemma: constant ? part.text.toLowerCase() : lemmaOf(part.text, tag), pos: tag?.pos ?? (isAlpha(part.text) ? 'X' : 'SYM'), start: part.start, end: part.start + part.text.length, seg };
       const n = numberWord(part.text);
-      if (n !== undefined && !(part.text.toLowerCase() === 'one' && tag?.pos === 'PRON')) word.value = { k: 'num', n, step: 1, plain: true };
+      // "one" as a pronoun ("no one", "the one that failed") is no count.
+      const pronounOne = part.text.toLowerCase() === 'one' && (tag?.pos === 'PRON' || /^(no|any|some|every|each)$/i.test(words[words.length - 1]?.text ?? ''));
+      if (pronounOne) word.pos = 'PRON';
+      else if (n !== undefined) word.value = { k: 'num', n, step: 1, plain: true };
       words.push(word);
     }
   }
   retagVerbs(words);
+  retagPronounNames(words);
   joinValues(words, text);
   markNegation(words, headEnd === -1 ? -1 : headEnd);
   const segments = Math.max(0, ...words.map((w) => w.seg)) + 1;
@@ -392,6 +396,28 @@ function retagVerbs(words: Word[]): void {
       w.pos = 'VERB';
       w.lemma = w.lemma.replace(/s$/, '');
     }
+  });
+}
+
+// Pronouns that do stand before a noun: "your fare", "its owner".
+const POSSESSIVES = new Set(['my', 'your', 'his', 'her', 'its', 'our', 'their', 'whose']);
+
+/**
+ * Only a possessive pronoun comes before a noun: "in us region", "the IT
+ * team" name a place and a department. Any other pronoun after a preposition
+ * or a determiner (or opening its segment) and before a noun is a name; after
+ * a verb it is the verb's object ("granted us access").
+ */
+function retagPronounNames(words: Word[]): void {
+  words.forEach((w, i) => {
+    const prev = words[i - 1];
+    const next = words[i + 1];
+    if (w.pos !== 'PRON' || POSSESSIVES.has(w.lemma) || !next || next.seg !== w.seg || !/^(NOUN|PROPN|VERB)$/.test(next.pos)) return;
+    if (prev && prev.seg === w.seg && !/^(ADP|DET)$/.test(prev.pos)) return;
+    // "the IT team": the tagger then takes the noun for a verb.
+    if (next.pos === 'VERB' && !(prev && prev.seg === w.seg && prev.pos === 'DET')) return;
+    w.pos = 'PROPN';
+    if (next.pos === 'VERB') next.pos = 'NOUN';
   });
 }
 
@@ -549,7 +575,8 @@ function markNegation(words: Word[], headEnd: number): void {
       let k = i + 1;
       while (words[k] && /^(NOUN|PROPN|ADJ|AUX)$/.test((words[k] as Word).pos) && (words[k] as Word).seg === w.seg) k++;
       if (words[k] && isFailureWord((words[k] as Word).lemma) && (words[k] as Word).seg === w.seg) return;
-      mark(i + 1, 1);
+      // "no one has access" reads as "nobody has access".
+      mark(next?.pos === 'PRON' && next.lemma === 'one' ? i + 2 : i + 1, 1);
     } else if (isZero(w)) {
       if (next && next.seg === w.seg && isFailureWord(next.lemma)) return;
       if (next && next.lemma === 'of') return;

@@ -2,6 +2,7 @@ import type { CompletionEvidence, EvidenceInput } from '@vouch/contracts';
 import { describe, expect, it } from 'vitest';
 import { deriveClaims } from '../src/derive-claims.js';
 import { isOpposite } from '../src/judge-support.js';
+import { readText } from '../src/read-text.js';
 import { reconcileClaims } from '../src/reconcile-claims.js';
 import { ok } from './evidence-input.js';
 
@@ -180,5 +181,74 @@ describe('a version that writes its minor part names that release', () => {
     ['Upgraded the database to Postgres 15.', 'database upgraded to postgres 15.4'],
   ])('supports "%s" by "%s"', (claim, observed) => {
     expect(statusOf(claim, observed)).toBe('supported');
+  });
+});
+
+describe('a two-letter name in the claim word\'s place', () => {
+  it.each([
+    ['Created the bucket in the eu region.', 'bucket created in us region'],
+    ['Created the eu bucket.', 'created the us bucket'],
+  ])('holds "%s" against "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).toBe('unverified');
+  });
+
+  it.each([
+    ['Created the bucket in the eu region.', 'bucket created in eu region'],
+    ['Your fare includes one checked bag of up to 23 kg.', 'fare class K: checked baggage allowance 1 bag, 23 kg'],
+  ])('supports "%s" by "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).toBe('supported');
+  });
+
+  it('reads a pronoun before a noun as a name, unless it is possessive or a verb\'s object', () => {
+    const pos = (text: string, word: string) => readText(text).words.find((w) => w.text === word)?.pos;
+    expect(pos('bucket created in us region', 'us')).toBe('PROPN');
+    expect(pos('moved to the IT team', 'IT')).toBe('PROPN');
+    expect(pos('moved to the IT team', 'team')).toBe('NOUN');
+    expect(pos('Us region: ok', 'Us')).toBe('PROPN');
+    expect(pos('Your fare includes one bag', 'Your')).toBe('PRON');
+    expect(pos('granted us access', 'us')).toBe('PRON');
+    expect(pos('it works', 'it')).toBe('PRON');
+  });
+});
+
+describe('a bound against every measurement in its unit', () => {
+  it.each([
+    ['The API responds in under 100 ms.', 'API p50 80 ms, p99 450 ms'],
+    ['The upload finished in under 2 s.', 'upload finished: part 1 in 1.2 s, part 2 in 3.4 s'],
+  ])('holds "%s" against "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).not.toBe('supported');
+  });
+
+  it.each([
+    ['The API responds in under 100 ms.', 'API p50 80 ms, p99 95 ms'],
+    ['The upload finished in under 2 s.', 'upload finished: part 1 in 1.2 s, part 2 in 1.4 s'],
+    ['The API responds in under 100 ms.', 'API p99 95 ms over 1200 requests'],
+  ])('supports "%s" by "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).toBe('supported');
+  });
+});
+
+describe('nobody, no one: a negated subject against a count', () => {
+  it.each([
+    ['Nobody has access to the old bucket.', 'old bucket access: 2 users'],
+    ['No one has access to the old bucket.', 'old bucket access: 2 users'],
+  ])('holds "%s" against "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).not.toBe('supported');
+  });
+
+  it.each([
+    ['Nobody has access to the old bucket.', 'old bucket access: none'],
+    ['No one has access to the old bucket.', 'old bucket access: none'],
+  ])('supports "%s" by "%s"', (claim, observed) => {
+    expect(statusOf(claim, observed)).toBe('supported');
+  });
+
+  it('reads "no one" as a pronoun that negates what follows, and "one" elsewhere as a count', () => {
+    const words = readText('No one has access').words;
+    expect(words.find((w) => w.text === 'one')).toMatchObject({ pos: 'PRON' });
+    expect(words.find((w) => w.text === 'one')?.value).toBeUndefined();
+    expect(words.find((w) => w.text === 'access')?.neg).toBe(true);
+    expect(readText('one bag').words[0]?.value).toEqual({ k: 'num', n: 1, step: 1, plain: true });
+    expect(readText('every one of them').words[1]?.value).toBeUndefined();
   });
 });
