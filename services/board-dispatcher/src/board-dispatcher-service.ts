@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@vouch/contracts';
 import { loadLexicon } from '@vouch/judge';
-import { closeRedis, createConsumerRedis, redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
+import { closeRedis, createConsumerRedis, redactHost, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import { BoardCache } from './board-cache.js';
 import { boardHandlers, createBoardCommands, type BoardCommands } from './board-handlers.js';
 import { BoardNotifications } from './board-notifications.js';
@@ -68,7 +68,7 @@ export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: B
       });
       const verifier = createLlmVerifier({ host: env.OLLAMA_HOST, model: env.BOARD_VERIFIER_MODEL, timeoutMs: env.BOARD_VERIFIER_TIMEOUT_MS, logger });
       logger.info(
-        verifier.configured ? { llmVerifier: { host: redactUrl(env.OLLAMA_HOST ?? ''), model: verifier.model } } : { llmVerifier: 'off: OLLAMA_HOST is unset, the rule check verifies alone' },
+        verifier.configured ? { llmVerifier: { host: redactHost(env.OLLAMA_HOST ?? ''), model: verifier.model } } : { llmVerifier: 'off: OLLAMA_HOST is unset, the rule check verifies alone' },
         'verifier configured',
       );
       const notifications = new BoardNotifications({ url: env.DATABASE_URL, schema, logger });

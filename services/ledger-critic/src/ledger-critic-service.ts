@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { NotFoundError, QUEUES, boardSynthesize, type OpenItem } from '@vouch/contracts';
 import { loadLexicon } from '@vouch/judge';
-import { createOperationCaller, redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
+import { createOperationCaller, redactHost, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import type { LedgerCriticEnv } from './config.js';
 import { createLedgerCommands, ledgerHandlers, type LedgerCommands } from './ledger-handlers.js';
 import { pruneProcessedJobs } from './ledger-store.js';
@@ -50,7 +50,7 @@ export async function startLedgerCritic(env: LedgerCriticEnv, overrides: LedgerC
       const critic = createLlmCritic({ host: env.OLLAMA_HOST, model: env.LEDGER_CRITIC_MODEL, timeoutMs: env.LEDGER_CRITIC_TIMEOUT_MS, metrics: ledgerMetrics, logger });
       logger.info(
         critic.configured
-          ? { llmCritic: { host: redactUrl(env.OLLAMA_HOST ?? ''), model: critic.model, timeoutMs: env.LEDGER_CRITIC_TIMEOUT_MS } }
+          ? { llmCritic: { host: redactHost(env.OLLAMA_HOST ?? ''), model: critic.model, timeoutMs: env.LEDGER_CRITIC_TIMEOUT_MS } }
           : { llmCritic: 'off: OLLAMA_HOST is unset, the rule critic decides alone' },
         'critics configured',
       );

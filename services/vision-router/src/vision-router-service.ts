@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@vouch/contracts';
 import { mediaReader } from '@vouch/media';
-import { redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
+import { redactHost, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import { createAuxiliaryVision } from './auxiliary-vision.js';
 import { MALLOC_ENV, type VisionRouterEnv } from './config.js';
 import { createVisionMetrics, type VisionMetrics } from './metrics.js';
@@ -83,7 +83,7 @@ export async function startVisionRouter(env: VisionRouterEnv, overrides: VisionR
           ocrWorkers: env.OCR_WORKERS,
           ocrRecycle: { afterJobs: env.OCR_RECYCLE_AFTER, abovePixels: env.OCR_RECYCLE_ABOVE_PIXELS, idleMs: env.OCR_RECYCLE_IDLE_MS },
           gatewaySchema: env.GATEWAY_DB_SCHEMA,
-          auxiliaryVision: auxiliary.configured ? { host: redactUrl(env.OLLAMA_HOST ?? ''), model: env.VISION_MODEL, timeoutMs: env.VISION_TIMEOUT_MS } : 'off: OLLAMA_HOST is unset',
+          auxiliaryVision: auxiliary.configured ? { host: redactHost(env.OLLAMA_HOST ?? ''), model: env.VISION_MODEL, timeoutMs: env.VISION_TIMEOUT_MS } : 'off: OLLAMA_HOST is unset',
         },
         'vision stages configured',
       );
