@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@vouch/contracts';
 import { loadLexicon } from '@vouch/judge';
-import { closeRedis, createConsumerRedis, redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
+import { closeRedis, createConsumerRedis, redactHost, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import { BoardCache } from './board-cache.js';
 import { boardHandlers, createBoardCommands, type BoardCommands } from './board-handlers.js';
 import { BoardNotifications } from './board-notifications.js';
@@ -45,13 +45,6 @@ export interface RunningBoardDispatcher extends RunningQueueService {
  * dispatches only while this replica holds the lease).
  */
 export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: BoardDispatcherOverrides = {}): Promise<RunningBoardDispatcher> {
-  let built: { boardMetrics: BoardMetrics; commands: BoardCommands; notifications: BoardNotifications; cache: BoardCache } | undefined;
-  const redis = createConsumerRedis(env.REDIS_URL, `${BOARD_DISPATCHER_SERVICE}:work`);
-  // It reconnects by itself; relay and reconcile report the outage where it matters (and retry).
-  redis.on('error', () => {});
-  const queues = new WorkQueues({ connection: redis, prefix: env.BULLMQ_PREFIX, idleMs: env.BOARD_WORK_QUEUE_IDLE_MS });
-  // Built once the queue service (and its pool) is up; stopped by the service's ordered stop.
-  const late: { dispatcher?: Dispatcher } = {};
   const { dispatcherHooks, now, ...platformOverrides } = overrides;
   const running = await startQueueService({
     service: BOARD_DISPATCHER_SERVICE,
@@ -60,7 +53,7 @@ export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: B
     env,
     migrationsDir: MIGRATIONS_DIR,
     ...platformOverrides,
-    async handlers({ pool, logger, metrics, schema }) {
+    async setup({ pool, logger, metrics, schema }) {
       const pruned = await pruneProcessedJobs(pool, PROCESSED_JOB_RETENTION_MS);
       if (pruned) logger.info({ pruned }, 'forgot old processed-job records');
       // The judge's word senses load before the first review, not inside it (lexicon.ts).
@@ -75,7 +68,7 @@ export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: B
       });
       const verifier = createLlmVerifier({ host: env.OLLAMA_HOST, model: env.BOARD_VERIFIER_MODEL, timeoutMs: env.BOARD_VERIFIER_TIMEOUT_MS, logger });
       logger.info(
-        verifier.configured ? { llmVerifier: { host: redactUrl(env.OLLAMA_HOST ?? ''), model: verifier.model } } : { llmVerifier: 'off: OLLAMA_HOST is unset, the rule check verifies alone' },
+        verifier.configured ? { llmVerifier: { host: redactHost(env.OLLAMA_HOST ?? ''), model: verifier.model } } : { llmVerifier: 'off: OLLAMA_HOST is unset, the rule check verifies alone' },
         'verifier configured',
       );
       const notifications = new BoardNotifications({ url: env.DATABASE_URL, schema, logger });
@@ -91,40 +84,37 @@ export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: B
         leaseTtlMs: env.BOARD_LEASE_TTL_MS,
         ...(now ? { now } : {}),
       });
-      built = { boardMetrics, commands, notifications, cache };
-      return boardHandlers(commands);
+      const redis = createConsumerRedis(env.REDIS_URL, `${BOARD_DISPATCHER_SERVICE}:work`);
+      // It reconnects by itself; relay and reconcile report the outage where it matters (and retry).
+      redis.on('error', () => {});
+      const queues = new WorkQueues({ connection: redis, prefix: env.BULLMQ_PREFIX, idleMs: env.BOARD_WORK_QUEUE_IDLE_MS });
+      // Made here, started once the worker takes jobs (below); stopped by the service's ordered stop.
+      const dispatcher = new Dispatcher({
+        pool,
+        queues,
+        logger,
+        metrics: boardMetrics,
+        notifications,
+        cache,
+        holder: env.BOARD_INSTANCE_ID ?? defaultHolder(),
+        leaseTtlMs: env.BOARD_LEASE_TTL_MS,
+        dispatchSweepMs: env.BOARD_DISPATCH_SWEEP_MS,
+        sweepMs: env.BOARD_SWEEP_MS,
+        consumerTtlMs: env.BOARD_CONSUMER_TTL_MS,
+        strandedAfterMs: env.BOARD_STRANDED_AFTER_MS,
+        diagnosticQuietMs: env.BOARD_DIAGNOSTIC_QUIET_MS,
+        ...(now ? { now } : {}),
+        ...(dispatcherHooks ? { hooks: dispatcherHooks } : {}),
+      });
+      return { handlers: boardHandlers(commands), boardMetrics, commands, dispatcher, queues, notifications, redis };
     },
-    async onStop() {
-      await late.dispatcher?.stop();
-      await built?.notifications.stop();
+    async onStop({ dispatcher, notifications, queues, redis }) {
+      await dispatcher.stop();
+      await notifications.stop();
       await queues.close();
       await closeRedis(redis);
     },
-  }).catch(async (err: unknown) => {
-    await built?.notifications.stop();
-    await queues.close();
-    await closeRedis(redis);
-    throw err;
   });
-  if (!built) throw new Error('the board-dispatcher started without its handlers');
-  const dispatcher = new Dispatcher({
-    pool: running.pool,
-    queues,
-    logger: running.logger,
-    metrics: built.boardMetrics,
-    notifications: built.notifications,
-    cache: built.cache,
-    holder: env.BOARD_INSTANCE_ID ?? defaultHolder(),
-    leaseTtlMs: env.BOARD_LEASE_TTL_MS,
-    dispatchSweepMs: env.BOARD_DISPATCH_SWEEP_MS,
-    sweepMs: env.BOARD_SWEEP_MS,
-    consumerTtlMs: env.BOARD_CONSUMER_TTL_MS,
-    strandedAfterMs: env.BOARD_STRANDED_AFTER_MS,
-    diagnosticQuietMs: env.BOARD_DIAGNOSTIC_QUIET_MS,
-    ...(now ? { now } : {}),
-    ...(dispatcherHooks ? { hooks: dispatcherHooks } : {}),
-  });
-  late.dispatcher = dispatcher;
-  dispatcher.start();
-  return Object.assign(running, { boardMetrics: built.boardMetrics, commands: built.commands, dispatcher, queues });
+  running.dispatcher.start();
+  return running;
 }

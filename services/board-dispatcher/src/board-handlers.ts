@@ -450,14 +450,10 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
 
 /** One handler per board operation, over the commands. */
 export function boardHandlers(commands: BoardCommands): OperationHandler[] {
-  const job = (ctx: { tenant: string; job: { id?: string | undefined } }): Pick<BoardCaller, 'tenant' | 'jobId'> => {
-    if (!ctx.job.id) throw new Error('a board job has no id');
-    return { tenant: ctx.tenant, jobId: ctx.job.id };
-  };
   /** A write that acts as an agent: the key's, from the job envelope; a job without one is refused. */
-  const caller = (ctx: HandlerContext): BoardCaller => ({ ...job(ctx), actor: requireActor(ctx.actor, ctx.job.name) });
+  const caller = (ctx: HandlerContext): BoardCaller => ({ tenant: ctx.tenant, jobId: ctx.jobId, actor: requireActor(ctx.actor, ctx.operation) });
   return [
-    handle(boardCreate, (input, ctx) => commands.create({ ...job(ctx), ...(ctx.actor ? { actor: ctx.actor } : {}) }, input)),
+    handle(boardCreate, (input, ctx) => commands.create({ tenant: ctx.tenant, jobId: ctx.jobId, ...(ctx.actor ? { actor: ctx.actor } : {}) }, input)),
     handle(boardAddCards, (input, ctx) => commands.addCards(caller(ctx), input)),
     handle(boardUpdateCard, (input, ctx) => commands.updateCard(caller(ctx), input)),
     handle(boardAttachEvidence, (input, ctx) => commands.attachEvidence(caller(ctx), input)),

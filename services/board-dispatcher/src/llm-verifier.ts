@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeOllamaFailure, ollamaCall, redactUrl, type Logger, type OllamaStage } from '@vouch/platform';
+import { describeOllamaFailure, ollamaCall, redactHost, type Logger, type OllamaStage } from '@vouch/platform';
 import type { CardState } from './domain/replay-board.js';
 
 /**
@@ -73,7 +73,7 @@ export function createLlmVerifier(opts: { host: string | undefined; model: strin
   if (host === undefined) {
     return { configured: false, model, review: async () => ({ ran: false, note: 'OLLAMA_HOST is not set: the rule check decided alone' }) };
   }
-  const safeHost = redactUrl(host).replace(/\/$/, '');
+  const safeHost = redactHost(host);
   const stage: OllamaStage = { role: 'verifier model', model, timeoutMs, timeoutVariable: 'BOARD_VERIFIER_TIMEOUT_MS', modelVariable: 'BOARD_VERIFIER_MODEL' };
   const standing = (what: string) => `${what}: the rule result stands`;
   return {

@@ -16,7 +16,7 @@ import {
   type OperationOutput,
   type RequirementInput,
 } from '@vouch/contracts';
-import { handle, runInSlices, withTransaction, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
+import { handle, runInSlices, withTransaction, type HandlerContext, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
 import type { z } from 'zod';
 import {
   PathRaced,
@@ -383,7 +383,7 @@ export function createExtractorCommands(deps: ExtractorCommandDeps): ExtractorCo
 
 /** The handlers of the CPU queue (`extractor`): read, materialize, grep, deterministic extract. */
 export function cpuHandlers(commands: ExtractorCommands, deterministic: Extractor): OperationHandler[] {
-  const caller = (ctx: { tenant: string; job: { id?: string | undefined } }) => ({ tenant: ctx.tenant, jobId: ctx.job.id ?? '' });
+  const caller = (ctx: HandlerContext) => ({ tenant: ctx.tenant, jobId: ctx.jobId });
   return [
     handle(artifactRead, (input, ctx) => commands.read(caller(ctx), input)),
     handle(artifactMaterialize, (input, ctx) => commands.materialize(caller(ctx), input)),
@@ -394,5 +394,5 @@ export function cpuHandlers(commands: ExtractorCommands, deterministic: Extracto
 
 /** The handler of the GPU queue (`extractor-gpu`): model extraction, served only by gated workers. */
 export function gpuHandlers(commands: ExtractorCommands, model: Extractor): OperationHandler[] {
-  return [handle(artifactExtract, (input, ctx) => commands.extract({ tenant: ctx.tenant, jobId: ctx.job.id ?? '' }, input, model))] as OperationHandler[];
+  return [handle(artifactExtract, (input, ctx) => commands.extract({ tenant: ctx.tenant, jobId: ctx.jobId }, input, model))] as OperationHandler[];
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { describeOllamaFailure, ollamaCall, redactUrl, type Logger, type OllamaStage } from '@vouch/platform';
+import { describeOllamaFailure, ollamaCall, redactHost, type Logger, type OllamaStage } from '@vouch/platform';
 import {
   declaredDevices,
   evaluateComputeApps,
@@ -162,7 +162,7 @@ export async function runGpuGate(config: GateConfig): Promise<GateResult> {
   } catch (err) {
     // The reason reaches /readyz: it says what happened in public words; the address and the driver's message go to the log.
     const failure = call.failure(err);
-    config.logger?.warn({ err, model, ollama: redactUrl(host), failure: failure.kind }, 'loading the extraction model for the GPU gate failed');
+    config.logger?.warn({ err, model, ollama: redactHost(host), failure: failure.kind }, 'loading the extraction model for the GPU gate failed');
     return { ok: false, stage: 'model_placement', reason: `loading ${model} failed: ${describeOllamaFailure(failure, extractionStage(model, timeoutMs))}` };
   }
   const apps = await queryComputeApps(config.nvidiaSmi, config.nvidiaSmiTimeoutMs, config.logger);

@@ -1,5 +1,5 @@
 import { DependencyError, type ExtractorIdentity, type RequirementInput } from '@vouch/contracts';
-import { classifyOllamaFailure, describeOllamaFailure, ollamaCall, redactUrl, type Logger, type OllamaFailure } from '@vouch/platform';
+import { classifyOllamaFailure, describeOllamaFailure, ollamaCall, redactHost, type Logger, type OllamaFailure } from '@vouch/platform';
 import { escapeRegExp, termsOf } from './domain/requirement-terms.js';
 import { buildPrompts, modelAnswerJsonSchema, parseModelAnswer, planWindows, proposalFromAnswer, type WindowLimits } from './domain/extract-windows.js';
 import { verifyAnchor, type ProposedResult } from './domain/finalize-extract.js';
@@ -37,7 +37,7 @@ export const LLM_EXTRACTOR_VERSION = '2';
  * extract names the GPUs observed for the job, not the configured ones.
  */
 export function createLlmExtractor(opts: LlmExtractorOptions): Extractor {
-  const safeHost = redactUrl(opts.host).replace(/\/$/, '');
+  const safeHost = redactHost(opts.host);
   const identity = (observed: { gpuUuids: string[]; digest: string } | null): ExtractorIdentity => ({
     kind: 'llm',
     name: 'vouch-window-extract',

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
 import { ERROR_CODES, OPERATIONS, buildOpenApiDocument, buildToolManifest, gatewayOperations, type OperationDef } from '@vouch/contracts';
-import { assertHandlersComplete, checkReadiness, type Logger, type Pool, type ReadinessCheck } from '@vouch/platform';
+import { assertHandlersComplete, checkReadiness, type Logger, type Pool, type QueueHub, type ReadinessCheck } from '@vouch/platform';
 import type { Registry } from 'prom-client';
 import type { Caller } from './api-keys.js';
 import { ByteBudget, bodyBudget } from './body-budget.js';
@@ -15,7 +15,7 @@ import { mcpRouter } from './mcp-route.js';
 import { operationRoute } from './operation-route.js';
 import { DASHBOARD_PATH, queueDashboard } from './queue-dashboard.js';
 import { errorBodyOf, problemFromBody, sendProblem } from './problem.js';
-import type { QueueHub } from './queue-hub.js';
+
 import type { TenantBudgets } from './tenant-budgets.js';
 import { undecodablePathParams } from './request-text.js';
 

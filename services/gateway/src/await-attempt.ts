@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DependencyError, type QueueName } from '@vouch/contracts';
-import type { Queryable } from '@vouch/platform';
+import type { JobOutcome, QueueHub, Queryable } from '@vouch/platform';
 import { readIdempotencyKey } from './idempotency.js';
-import type { JobOutcome, QueueHub } from './queue-hub.js';
 
 /** First and longest pause between looks at an attempt whose job is not in Redis (not added yet, or a ping already removed). */
 const FIRST_PAUSE_MS = 5;

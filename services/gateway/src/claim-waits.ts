@@ -1,8 +1,8 @@
 import { BoardClaimableSchema, ERROR_CODES, VouchError, boardClaimCard, boardClaimableChannel, type OperationDef } from '@vouch/contracts';
 import type { Redis } from 'ioredis';
+import type { JobOutcome } from '@vouch/platform';
 import { Gauge, type Registry } from 'prom-client';
 import { RETRY_AFTER_SECONDS } from './problem.js';
-import type { JobOutcome } from './queue-hub.js';
 
 /**
  * Waiting board.claimCard requests, held in the gateway instead of in

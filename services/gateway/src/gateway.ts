@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import {
+  QueueHub,
   closeRedis,
   createConsumerRedis,
   createLogger,
@@ -27,7 +28,6 @@ import { drainConnections } from './drain-connections.js';
 import { bodyLimitFor, tenantBodyShare, type GatewayEnv } from './config.js';
 import { jobsGetHandler } from './jobs-operation.js';
 import { mediaHandlers } from './media/media-operations.js';
-import { QueueHub } from './queue-hub.js';
 import { systemStatusHandler } from './system-status.js';
 import { TenantBudgets } from './tenant-budgets.js';
 
@@ -64,7 +64,7 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
       resolve();
     });
   });
-  const hub = new QueueHub({ producer, redisUrl: env.REDIS_URL, prefix: env.BULLMQ_PREFIX });
+  const hub = new QueueHub({ producer, redisUrl: env.REDIS_URL, prefix: env.BULLMQ_PREFIX, name: 'gateway' });
   // Revocations and the board's announcements of work arrive here; the subscriber reconnects by itself
   // (and the cache forgets every key meanwhile; waiting claims poll meanwhile).
   const subscriber = createConsumerRedis(env.REDIS_URL, 'gateway:subscriber');

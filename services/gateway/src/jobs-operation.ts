@@ -1,6 +1,7 @@
 import { NotFoundError, decodeJobError, jobsGet } from '@vouch/contracts';
+import type { JobSnapshot, QueueHub } from '@vouch/platform';
 import { gatewayHandler, type GatewayHandler } from './gateway-handler.js';
-import { parsePublicJobId, publicJobId, type JobSnapshot, type QueueHub } from './queue-hub.js';
+import { parsePublicJobId, publicJobId } from './job-ids.js';
 
 const KNOWN_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed']);
 

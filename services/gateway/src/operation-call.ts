@@ -8,7 +8,7 @@ import {
   type JobEnvelope,
   type OperationDef,
 } from '@vouch/contracts';
-import type { Logger, Pool } from '@vouch/platform';
+import { queueFor, type Logger, type Pool, type QueueHub } from '@vouch/platform';
 import type { z } from 'zod';
 import { isOperator, type Caller } from './api-keys.js';
 import { awaitAttempt, type AttemptOutcome } from './await-attempt.js';
@@ -19,7 +19,7 @@ import { describeJob } from './jobs-operation.js';
 import { imagePixels, type ImageRequest } from './media/image-pixels.js';
 import { actualExtraCost, costModelOf, estimateCost } from './operation-costs.js';
 import { errorBodyOf, problemFromBody, type Problem } from './problem.js';
-import { bullJobId, publicJobId, queueFor, type QueueHub } from './queue-hub.js';
+import { bullJobId, publicJobId } from './job-ids.js';
 import type { Admission, TenantBudgets } from './tenant-budgets.js';
 
 /** Default wait for an rpc operation served by a queue, when the operation names none. */

@@ -3,9 +3,9 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { ERROR_CODES, type ErrorBody } from '@vouch/contracts';
+import type { QueueHub } from '@vouch/platform';
 import { isOperator, type Caller } from './api-keys.js';
 import { errorBodyOf, problemFromBody, sendProblem } from './problem.js';
-import type { QueueHub } from './queue-hub.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
 

@@ -1,8 +1,8 @@
 import { SERVICE_QUEUES, SYSTEM_TENANT, systemPing, systemStatus, PingResultSchema, type PingResult, type QueueName } from '@vouch/contracts';
-import { QUEUE_STATES, pingPostgres, pingRedis, type Pool, type QueueState } from '@vouch/platform';
+import { QUEUE_STATES, pingPostgres, pingRedis, type Pool, type QueueHub, type QueueState } from '@vouch/platform';
 import type { Redis } from 'ioredis';
 import { gatewayHandler, type GatewayHandler } from './gateway-handler.js';
-import { bullJobId, type QueueHub } from './queue-hub.js';
+import { bullJobId } from './job-ids.js';
 
 /** A service that does not answer a ping within this is reported down. */
 const PING_TIMEOUT_MS = 2_000;

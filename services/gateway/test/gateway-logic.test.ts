@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { MediaItem } from '@vouch/contracts';
 import { canonicalJson, requestHash } from '../src/idempotency.js';
 import { resolveMedia } from '../src/media/resolve-media.js';
-import { bullJobId, parsePublicJobId, publicJobId } from '../src/queue-hub.js';
+import { bullJobId, parsePublicJobId, publicJobId } from '../src/job-ids.js';
 
 const item = (n: number, messageId: string | null = null): MediaItem => ({
   alias: `img-${n}`,

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { NotFoundError, QUEUES, boardSynthesize, type OpenItem } from '@vouch/contracts';
 import { loadLexicon } from '@vouch/judge';
-import { createOperationCaller, redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
+import { createOperationCaller, redactHost, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import type { LedgerCriticEnv } from './config.js';
 import { createLedgerCommands, ledgerHandlers, type LedgerCommands } from './ledger-handlers.js';
 import { pruneProcessedJobs } from './ledger-store.js';
@@ -34,28 +34,14 @@ export interface RunningLedgerCritic extends RunningQueueService {
  * ops server with the ledger metrics on its registry.
  */
 export async function startLedgerCritic(env: LedgerCriticEnv, overrides: LedgerCriticOverrides = {}): Promise<RunningLedgerCritic> {
-  let built: { ledgerMetrics: LedgerMetrics; commands: LedgerCommands } | undefined;
-  // A bound board is read through the board-dispatcher's operation, over the queues, never its tables.
-  const calls = createOperationCaller({ redisUrl: env.REDIS_URL, prefix: env.BULLMQ_PREFIX, name: LEDGER_CRITIC_SERVICE });
-  const boardOpenItems = async (tenant: string, boardId: string): Promise<OpenItem[]> => {
-    try {
-      const synthesis = await calls.call(boardSynthesize, tenant, { boardId }, { timeoutMs: 15_000 });
-      return synthesis.unresolved.map((card) => ({ kind: 'board_card' as const, text: `${card.cardId} ${card.title}: ${card.reason}`.slice(0, 1000), ref: card.cardId }));
-    } catch (err) {
-      // A missing board is an open question, not an outage: it keeps the run from approval. Outages throw, and the review job retries.
-      if (err instanceof NotFoundError) return [{ kind: 'board_card', text: `board "${boardId}" bound to this run does not exist: create it, or open the run without boardId` }];
-      throw err;
-    }
-  };
-  const running = await startQueueService({
+  return startQueueService({
     service: LEDGER_CRITIC_SERVICE,
     version: LEDGER_CRITIC_VERSION,
     queue: QUEUES.ledgerCritic,
     env,
     migrationsDir: MIGRATIONS_DIR,
     ...overrides,
-    onStop: () => calls.close(),
-    async handlers({ pool, logger, metrics }) {
+    async setup({ pool, logger, metrics }) {
       const pruned = await pruneProcessedJobs(pool, PROCESSED_JOB_RETENTION_MS);
       if (pruned) logger.info({ pruned }, 'forgot old processed-job records');
       // The judge's word senses load before the first job, not inside it (lexicon.ts).
@@ -64,18 +50,25 @@ export async function startLedgerCritic(env: LedgerCriticEnv, overrides: LedgerC
       const critic = createLlmCritic({ host: env.OLLAMA_HOST, model: env.LEDGER_CRITIC_MODEL, timeoutMs: env.LEDGER_CRITIC_TIMEOUT_MS, metrics: ledgerMetrics, logger });
       logger.info(
         critic.configured
-          ? { llmCritic: { host: redactUrl(env.OLLAMA_HOST ?? ''), model: critic.model, timeoutMs: env.LEDGER_CRITIC_TIMEOUT_MS } }
+          ? { llmCritic: { host: redactHost(env.OLLAMA_HOST ?? ''), model: critic.model, timeoutMs: env.LEDGER_CRITIC_TIMEOUT_MS } }
           : { llmCritic: 'off: OLLAMA_HOST is unset, the rule critic decides alone' },
         'critics configured',
       );
-      const commands = createLedgerCommands({ pool, metrics: ledgerMetrics, critic, cycleBudget: env.LEDGER_CYCLE_BUDGET, logger, boardOpenItems: (tenant, boardId) => boardOpenItems(tenant, boardId) });
-      built = { ledgerMetrics, commands };
-      return ledgerHandlers(commands);
+      // A bound board is read through the board-dispatcher's operation, over the queues, never its tables.
+      const calls = createOperationCaller({ redisUrl: env.REDIS_URL, prefix: env.BULLMQ_PREFIX, name: LEDGER_CRITIC_SERVICE });
+      const boardOpenItems = async (tenant: string, boardId: string): Promise<OpenItem[]> => {
+        try {
+          const synthesis = await calls.call(boardSynthesize, tenant, { boardId }, { timeoutMs: 15_000 });
+          return synthesis.unresolved.map((card) => ({ kind: 'board_card' as const, text: `${card.cardId} ${card.title}: ${card.reason}`.slice(0, 1000), ref: card.cardId }));
+        } catch (err) {
+          // A missing board is an open question, not an outage: it keeps the run from approval. Outages throw, and the review job retries.
+          if (err instanceof NotFoundError) return [{ kind: 'board_card', text: `board "${boardId}" bound to this run does not exist: create it, or open the run without boardId` }];
+          throw err;
+        }
+      };
+      const commands = createLedgerCommands({ pool, metrics: ledgerMetrics, critic, cycleBudget: env.LEDGER_CYCLE_BUDGET, logger, boardOpenItems });
+      return { handlers: ledgerHandlers(commands), ledgerMetrics, commands, calls };
     },
-  }).catch(async (err: unknown) => {
-    await calls.close();
-    throw err;
+    onStop: ({ calls }) => calls.close(),
   });
-  if (!built) throw new Error('the ledger-critic started without its handlers');
-  return Object.assign(running, built);
 }

@@ -15,7 +15,7 @@ import {
   type OpenItem,
   type OperationOutput,
 } from '@vouch/contracts';
-import { handle, withTransaction, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
+import { handle, withTransaction, type HandlerContext, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
 import type { z } from 'zod';
 import { attributeEvents } from './domain/attribute-events.js';
 import { buildCriticPrompt } from './domain/critic-packet.js';
@@ -361,10 +361,7 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
 
 /** One handler per ledger operation, over the commands. */
 export function ledgerHandlers(commands: LedgerCommands): OperationHandler[] {
-  const caller = (ctx: { tenant: string; actor?: Actor | undefined; job: { id?: string | undefined } }): LedgerCaller => {
-    if (!ctx.job.id) throw new Error('a ledger job has no id');
-    return { tenant: ctx.tenant, jobId: ctx.job.id, actor: ctx.actor };
-  };
+  const caller = (ctx: HandlerContext): LedgerCaller => ({ tenant: ctx.tenant, jobId: ctx.jobId, actor: ctx.actor });
   return [
     handle(ledgerOpen, (input, ctx) => commands.open(caller(ctx), input)),
     handle(ledgerRecordEvidence, (input, ctx) => commands.recordEvidence(caller(ctx), input)),

@@ -1,4 +1,4 @@
-import { describeOllamaFailure, ollamaCall, redactUrl, type Logger, type OllamaStage } from '@vouch/platform';
+import { describeOllamaFailure, ollamaCall, redactHost, type Logger, type OllamaStage } from '@vouch/platform';
 import type { CriticPrompt } from './domain/critic-packet.js';
 import type { LlmCriticResult } from './domain/ledger-commands.js';
 import { llmVerdictJsonSchema, parseLlmVerdict } from './domain/llm-verdict.js';
@@ -42,7 +42,7 @@ export function createLlmCritic(opts: LlmCriticOptions): LlmCritic {
       },
     };
   }
-  const safeHost = redactUrl(host).replace(/\/$/, '');
+  const safeHost = redactHost(host);
   const stage: OllamaStage = { role: 'critic model', model, timeoutMs, timeoutVariable: 'LEDGER_CRITIC_TIMEOUT_MS', modelVariable: 'LEDGER_CRITIC_MODEL' };
   return {
     configured: true,

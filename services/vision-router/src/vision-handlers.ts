@@ -233,8 +233,8 @@ export function createVisionCommands(deps: VisionDeps): VisionCommands {
 /** One handler per vision operation, over the commands. */
 export function visionHandlers(commands: VisionCommands): OperationHandler[] {
   return [
-    handle(visionEvidence, (input, ctx) => commands.evidence({ tenant: ctx.tenant, jobId: ctx.job.id! }, input)),
-    handle(visionAnalyze, (input, ctx) => commands.analyze({ tenant: ctx.tenant, jobId: ctx.job.id! }, input)),
+    handle(visionEvidence, (input, ctx) => commands.evidence({ tenant: ctx.tenant, jobId: ctx.jobId }, input)),
+    handle(visionAnalyze, (input, ctx) => commands.analyze({ tenant: ctx.tenant, jobId: ctx.jobId }, input)),
     handle(visionPacket, (input, ctx) => commands.packet({ tenant: ctx.tenant }, input)),
   ] as OperationHandler[];
 }

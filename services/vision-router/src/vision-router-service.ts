@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@vouch/contracts';
 import { mediaReader } from '@vouch/media';
-import { redactUrl, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
+import { redactHost, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import { createAuxiliaryVision } from './auxiliary-vision.js';
 import { MALLOC_ENV, type VisionRouterEnv } from './config.js';
 import { createVisionMetrics, type VisionMetrics } from './metrics.js';
@@ -37,9 +37,7 @@ export interface RunningVisionRouter extends RunningQueueService {
  * jobs and OCR_WORKERS the recognitions at once.
  */
 export async function startVisionRouter(env: VisionRouterEnv, overrides: VisionRouterOverrides = {}): Promise<RunningVisionRouter> {
-  let built: { visionMetrics: VisionMetrics; commands: VisionCommands; ocr: OcrPool } | undefined;
-  let ocr: OcrPool | undefined;
-  const running = await startQueueService({
+  return startQueueService({
     service: VISION_ROUTER_SERVICE,
     version: VISION_ROUTER_VERSION,
     queue: QUEUES.visionRouter,
@@ -49,8 +47,7 @@ export async function startVisionRouter(env: VisionRouterEnv, overrides: VisionR
     ...(overrides.stalledInterval ? { stalledInterval: overrides.stalledInterval } : {}),
     ...(overrides.logger ? { logger: overrides.logger } : {}),
     ...(overrides.metrics ? { metrics: overrides.metrics } : {}),
-    onStop: async () => ocr?.close(),
-    async handlers({ pool, logger, metrics }) {
+    async setup({ pool, logger, metrics }) {
       const pruned = await pruneOldEvidence(pool, env.VISION_RETENTION_DAYS);
       if (pruned.packets || pruned.cached) logger.info({ ...pruned, retentionDays: env.VISION_RETENTION_DAYS }, 'forgot old evidence packets');
       const visionMetrics = createVisionMetrics(metrics.registry);
@@ -58,7 +55,7 @@ export async function startVisionRouter(env: VisionRouterEnv, overrides: VisionR
       if (glibc && process.env.MALLOC_MMAP_THRESHOLD_ === undefined) {
         logger.warn({ set: MALLOC_ENV }, 'MALLOC_MMAP_THRESHOLD_ is unset: memory used to decode large images may stay resident after them (docs/ocr.md); start the process with it set');
       }
-      ocr = new OcrPool({
+      const ocr = new OcrPool({
         size: env.OCR_WORKERS,
         recycleAfter: env.OCR_RECYCLE_AFTER,
         recycleAbovePixels: env.OCR_RECYCLE_ABOVE_PIXELS,
@@ -68,7 +65,12 @@ export async function startVisionRouter(env: VisionRouterEnv, overrides: VisionR
         logger,
         onEvent: (event) => visionMetrics.ocrWorkers.inc({ event }),
       });
-      await ocr.warm();
+      try {
+        await ocr.warm();
+      } catch (err) {
+        await ocr.close();
+        throw err;
+      }
       const auxiliary = createAuxiliaryVision({
         host: env.OLLAMA_HOST,
         model: env.VISION_MODEL,
@@ -81,7 +83,7 @@ export async function startVisionRouter(env: VisionRouterEnv, overrides: VisionR
           ocrWorkers: env.OCR_WORKERS,
           ocrRecycle: { afterJobs: env.OCR_RECYCLE_AFTER, abovePixels: env.OCR_RECYCLE_ABOVE_PIXELS, idleMs: env.OCR_RECYCLE_IDLE_MS },
           gatewaySchema: env.GATEWAY_DB_SCHEMA,
-          auxiliaryVision: auxiliary.configured ? { host: redactUrl(env.OLLAMA_HOST ?? ''), model: env.VISION_MODEL, timeoutMs: env.VISION_TIMEOUT_MS } : 'off: OLLAMA_HOST is unset',
+          auxiliaryVision: auxiliary.configured ? { host: redactHost(env.OLLAMA_HOST ?? ''), model: env.VISION_MODEL, timeoutMs: env.VISION_TIMEOUT_MS } : 'off: OLLAMA_HOST is unset',
         },
         'vision stages configured',
       );
@@ -96,13 +98,8 @@ export async function startVisionRouter(env: VisionRouterEnv, overrides: VisionR
         logger,
         ...(overrides.beforeStore ? { beforeStore: overrides.beforeStore } : {}),
       });
-      built = { visionMetrics, commands, ocr };
-      return visionHandlers(commands);
+      return { handlers: visionHandlers(commands), visionMetrics, commands, ocr };
     },
-  }).catch(async (err: unknown) => {
-    await ocr?.close();
-    throw err;
+    onStop: ({ ocr }) => ocr.close(),
   });
-  if (!built) throw new Error('the vision-router started without its handlers');
-  return Object.assign(running, built);
 }

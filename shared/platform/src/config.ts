@@ -94,3 +94,12 @@ export function redactUrl(raw: string): string {
     return '(unparseable url)';
   }
 }
+
+/**
+ * A service's base URL (OLLAMA_HOST) as logs name it: redactUrl's form
+ * without the "/" that parsing adds to a bare host, so it reads as it was
+ * configured ("http://gpu-1:11434").
+ */
+export function redactHost(raw: string): string {
+  return redactUrl(raw).replace(/\/$/, '');
+}

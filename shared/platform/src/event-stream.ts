@@ -1,5 +1,4 @@
-import type { EventEmitter } from 'node:events';
-import { QueueEvents, type ConnectionOptions, type Queue, type QueueEventsListener, type QueueOptions } from 'bullmq';
+import { QueueEvents, type ConnectionOptions, type QueueEventsListener, type QueueOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 /**
@@ -155,70 +154,4 @@ export async function listenToQueue(name: string, opts: { redis: Redis; connecti
     throw err;
   }
   return cursor;
-}
-
-/** How a job ended, read from the job itself. */
-export type FinishedJob = { kind: 'completed'; value: unknown } | { kind: 'failed'; failedReason: string };
-
-/**
- * A job's outcome if it has finished, from reads that agree: BullMQ moves a
- * job to its final state and writes its result in one script, so the fields
- * read after a finished state hold the outcome.
- */
-export async function finishedJob(queue: Queue, jobId: string): Promise<FinishedJob | undefined> {
-  const state = await queue.getJobState(jobId);
-  if (state !== 'completed' && state !== 'failed') return undefined;
-  const job = await queue.getJob(jobId);
-  if (!job) return undefined;
-  return state === 'completed' ? { kind: 'completed', value: job.returnvalue } : { kind: 'failed', failedReason: job.failedReason };
-}
-
-/**
- * Waits for a job's outcome on its queue's events, safe from a trimmed
- * stream: the job is read once the listener is up (it may have finished
- * before), and again whenever the listener may have missed entries. Resolves
- * with the result; rejects with the failure reason as the Error's message (as
- * BullMQ's waitUntilFinished does), or with "timed out" after timeoutMs.
- */
-export function waitUntilFinished<T = unknown>(queue: Queue, jobId: string, cursor: EventStreamCursor, timeoutMs: number): Promise<T> {
-  // BullMQ emits `completed:<id>` and `failed:<id>` for each entry; its types only name the plain events.
-  const events = cursor.events as unknown as EventEmitter;
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    let checking = false;
-    const finish = (outcome: FinishedJob | { kind: 'timeout' }) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearInterval(check);
-      events.off(`completed:${jobId}`, onCompleted);
-      events.off(`failed:${jobId}`, onFailed);
-      if (outcome.kind === 'completed') resolve(outcome.value as T);
-      else if (outcome.kind === 'failed') reject(new Error(outcome.failedReason));
-      else reject(new Error(`job ${jobId} timed out: no outcome within ${timeoutMs} ms`));
-    };
-    const onCompleted = (args: { returnvalue: unknown }) => finish({ kind: 'completed', value: args.returnvalue });
-    const onFailed = (args: { failedReason: string }) => finish({ kind: 'failed', failedReason: args.failedReason });
-    const readJob = () => finishedJob(queue, jobId).then((outcome) => outcome && finish(outcome));
-    events.on(`completed:${jobId}`, onCompleted);
-    events.on(`failed:${jobId}`, onFailed);
-    const timer = setTimeout(() => finish({ kind: 'timeout' }), timeoutMs);
-    let mark = cursor.lastId;
-    const check = setInterval(() => {
-      if (checking) return;
-      checking = true;
-      cursor
-        .missedSince(mark)
-        .then(({ missed, next }) => {
-          mark = next;
-          return missed ? readJob() : undefined;
-        })
-        .catch(() => undefined) // Redis away: the events resume with the connection, and the next check reads again
-        .finally(() => (checking = false));
-    }, MISSED_EVENTS_CHECK_MS);
-    cursor.events
-      .waitUntilReady()
-      .then(readJob)
-      .catch(() => undefined);
-  });
 }

@@ -1,5 +1,4 @@
-import type { Job } from 'bullmq';
-import type { Actor, JobEnvelope, OperationDef, OperationInput, OperationOutput } from '@vouch/contracts';
+import type { Actor, OperationDef, OperationInput, OperationOutput } from '@vouch/contracts';
 import type { z } from 'zod';
 import type { Logger } from './logger.js';
 
@@ -9,7 +8,10 @@ export interface HandlerContext {
   /** The agent the caller's API key carries (set by the gateway), or undefined for a job that came another way. */
   actor: Actor | undefined;
   requestId: string | undefined;
-  job: Job<JobEnvelope>;
+  /** The BullMQ id of the job: the same on every attempt and every re-run after a crash, so a handler keys its idempotent writes on it. */
+  jobId: string;
+  /** The name of the operation the job runs (for messages that name it). */
+  operation: string;
   logger: Logger;
 }
 

@@ -22,5 +22,6 @@ export * from './ops-server.js';
 export * from './lifecycle.js';
 export * from './startup.js';
 export * from './queue-service.js';
+export * from './queue-hub.js';
 export * from './operation-call.js';
 export * from './slices.js';

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Queue, type Job } from 'bullmq';
 import {
   BadInputError,
   ConflictError,
@@ -15,11 +14,10 @@ import {
   type ErrorBody,
   type JobEnvelope,
   type OperationDef,
-  type QueueName,
 } from '@vouch/contracts';
 import type { z } from 'zod';
-import { QUEUE_STREAMS, listenToQueue, waitUntilFinished, type EventStreamCursor } from './event-stream.js';
-import { closeRedis, consumerRedisOptions, createProducerRedis } from './redis.js';
+import { QueueHub, type JobOutcome } from './queue-hub.js';
+import { closeRedis, createProducerRedis } from './redis.js';
 
 /**
  * Service to service: one service runs another's operation over the queues,
@@ -55,35 +53,30 @@ export function errorFromJobBody(body: ErrorBody): VouchError {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/** How long a new caller's first calls wait for its Redis connection to open (the gateway's start waits as long). */
+const FIRST_CONNECT_MS = 3_000;
+
+/**
+ * A caller of other services' operations: a QueueHub of its own (the
+ * gateway's mechanism: listen before you add, the missed-events check, the
+ * one retry policy, DEFAULT_RETRY) on a fail-fast producer connection.
+ */
 export function createOperationCaller(opts: { redisUrl: string; prefix: string; name: string }): OperationCaller {
   // Fail fast while Redis is down: the calling job gets a DependencyError and retries with backoff.
   const producer = createProducerRedis(opts.redisUrl, `${opts.name}:calls`);
   producer.on('error', () => {});
-  const queues = new Map<QueueName, Queue<JobEnvelope>>();
-  const events = new Map<QueueName, Promise<EventStreamCursor>>();
-
-  const queueOf = (name: QueueName) => {
-    let queue = queues.get(name);
-    if (!queue) {
-      queue = new Queue<JobEnvelope>(name, { connection: producer, prefix: opts.prefix, streams: QUEUE_STREAMS });
-      queue.on('error', () => {});
-      queues.set(name, queue);
-    }
-    return queue;
-  };
-  /** The queue's events, listening before any job of ours is added, so no outcome is missed. */
-  const eventsOf = (name: QueueName) => {
-    let ready = events.get(name);
-    if (!ready) {
-      ready = listenToQueue(name, { redis: producer, connection: consumerRedisOptions(opts.redisUrl, `${opts.name}:calls:${name}`), prefix: opts.prefix }).then((cursor) => {
-        cursor.events.setMaxListeners(10_000);
-        return cursor;
-      });
-      ready.catch(() => events.delete(name));
-      events.set(name, ready);
-    }
-    return ready;
-  };
+  // No queue is opened up front: only those this service calls, on first use.
+  const hub = new QueueHub({ producer, redisUrl: opts.redisUrl, prefix: opts.prefix, name: `${opts.name}:calls`, queues: [] });
+  // As the gateway does at its start: the connection gets a moment to open, so a first call made at once is not
+  // refused as an outage; once Redis answered, or after the moment, a call while it is down fails at once.
+  let opening: NodeJS.Timeout | undefined;
+  const opened = new Promise<void>((resolve) => {
+    opening = setTimeout(resolve, FIRST_CONNECT_MS);
+    producer.once('ready', () => {
+      clearTimeout(opening);
+      resolve();
+    });
+  });
 
   return {
     async call(op, tenant, input, callOpts = {}) {
@@ -92,51 +85,28 @@ export function createOperationCaller(opts: { redisUrl: string; prefix: string; 
       const parsed = op.input.safeParse(input);
       if (!parsed.success) throw new BadInputError(`${op.name}: invalid input: ${describeFieldIssues(fieldIssuesFromZod(parsed.error.issues, 'input'))}`);
       const timeoutMs = callOpts.timeoutMs ?? op.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-      let job: Job<JobEnvelope>;
-      let listening: EventStreamCursor;
+      const envelope: JobEnvelope = { tenant, input: parsed.data, ...(callOpts.actor ? { actor: callOpts.actor } : {}), ...(callOpts.requestId ? { requestId: callOpts.requestId } : {}) };
+      const jobId = `s${randomUUID().replace(/-/g, '')}`;
+      await opened;
+      let outcome: JobOutcome;
       try {
-        listening = await eventsOf(queueName);
-        if (producer.status !== 'ready') throw new Error('Redis is not connected');
-        job = await queueOf(queueName).add(
-          op.name,
-          { tenant, input: parsed.data, ...(callOpts.actor ? { actor: callOpts.actor } : {}), ...(callOpts.requestId ? { requestId: callOpts.requestId } : {}) },
-          {
-            jobId: `s${randomUUID().replace(/-/g, '')}`,
-            attempts: op.retry?.attempts ?? 3,
-            ...(op.retry?.backoffMs ? { backoff: { type: 'exponential', delay: op.retry.backoffMs } } : { backoff: { type: 'exponential', delay: 500 } }),
-            // Kept until it is delivered (removed below): the completed entry may be trimmed from the events stream before it is read.
-            removeOnComplete: { age: 3_600 },
-            removeOnFail: { age: 3_600 },
-          },
-        );
+        outcome = await hub.run(op, queueName, envelope, jobId, { timeoutMs, mayExist: false });
       } catch (err) {
-        throw new DependencyError(`${op.name} could not be sent: the ${queueName} queue is unavailable (Redis unreachable)`, err);
+        if (err instanceof DependencyError) throw new DependencyError(`${op.name} could not be sent: ${err.message}`, err);
+        throw err;
       }
-      let output: unknown;
-      try {
-        output = await waitUntilFinished(queueOf(queueName), job.id!, listening, timeoutMs);
-        // Delivered: the result leaves Redis.
-        void queueOf(queueName)
-          .remove(job.id!)
-          .catch(() => {});
-      } catch (err) {
-        const fresh = await queueOf(queueName)
-          .getJob(job.id!)
-          .catch(() => undefined);
-        if (fresh && (await fresh.isFailed().catch(() => false))) throw errorFromJobBody(decodeJobError(fresh.failedReason));
-        const failure = err instanceof Error ? err.message : String(err);
-        if (/timed out|timeout/i.test(failure)) throw new DependencyError(`${op.name} did not answer within ${timeoutMs} ms: is ${queueName} running?`, err);
-        // waitUntilFinished rejects with the job's failedReason when it failed.
-        throw errorFromJobBody(decodeJobError(failure));
-      }
-      const checked = op.output.safeParse(output);
+      if (outcome.kind === 'timeout') throw new DependencyError(`${op.name} did not answer within ${timeoutMs} ms: is ${queueName} running?`);
+      if (outcome.kind === 'failed') throw errorFromJobBody(decodeJobError(outcome.failedReason));
+      // Delivered: the result leaves Redis.
+      hub.forget(queueName, jobId);
+      const checked = op.output.safeParse(outcome.value);
       if (!checked.success) throw new Error(`${op.name} answered outside its contract: ${describeFieldIssues(fieldIssuesFromZod(checked.error.issues, 'output'))}`);
       return checked.data as z.output<(typeof op)['output']>;
     },
 
     async close() {
-      for (const [, ready] of events) await ready.then((cursor) => cursor.events.close()).catch(() => {});
-      for (const queue of queues.values()) await queue.close().catch(() => {});
+      clearTimeout(opening);
+      await hub.close();
       await closeRedis(producer);
     },
   };

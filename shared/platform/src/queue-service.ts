@@ -14,7 +14,7 @@ import { startServiceWorker, type ServiceWorker } from './worker.js';
 /** Config every queue service has: the common variables plus its port and concurrency. */
 export type QueueServiceEnv = CommonEnv & { HTTP_PORT: number; WORKER_CONCURRENCY: number };
 
-/** What a service's handlers are built from. */
+/** What a service's setup builds its handlers and parts from. */
 export interface ServiceDeps {
   pool: Pool;
   logger: Logger;
@@ -22,7 +22,19 @@ export interface ServiceDeps {
   schema: string;
 }
 
-export interface QueueServiceSpec {
+/**
+ * What a service's setup builds: the handlers of its operations, and beside
+ * them whatever else the service keeps (its commands, metrics, pools), which
+ * `startQueueService` returns with the running service.
+ */
+export interface ServiceSetup {
+  handlers: readonly OperationHandler[];
+}
+
+/** The parts a setup built besides its handlers. */
+export type ServiceParts<Setup extends ServiceSetup> = Omit<Setup, 'handlers'>;
+
+export interface QueueServiceSpec<Setup extends ServiceSetup = ServiceSetup> {
   service: string;
   version: string;
   queue: QueueName;
@@ -31,7 +43,12 @@ export interface QueueServiceSpec {
   migrationsDir: string;
   /** Defaults to the operations the table assigns to `queue`. */
   operations?: readonly OperationDef[];
-  handlers(deps: ServiceDeps): readonly OperationHandler[] | Promise<readonly OperationHandler[]>;
+  /**
+   * Builds the service once its migrations are applied: its handlers, and the
+   * parts it keeps. A setup that fails releases what it made itself; once it
+   * has returned, `onStop` releases it.
+   */
+  setup(deps: ServiceDeps): Setup | Promise<Setup>;
   lockDuration?: number;
   stalledInterval?: number;
   /**
@@ -40,11 +57,14 @@ export interface QueueServiceSpec {
    * after the other would let it take jobs while the first drains, and double
    * the time a stop needs.
    */
-  onStopping?: () => Promise<void>;
-  /** Extra resources to release after the worker stops and before Redis and Postgres close. */
-  onStop?: () => Promise<void>;
+  onStopping?: (parts: ServiceParts<Setup>) => Promise<void>;
+  /**
+   * Releases what `setup` made, after the worker stops and before Redis and
+   * Postgres close; also when the start fails after `setup` returned.
+   */
+  onStop?: (parts: ServiceParts<Setup>) => Promise<void>;
   /** Readiness checks of the service's own, besides Redis, Postgres, migrations and the worker (e.g. the extractor's GPU gate). */
-  extraChecks?: readonly ReadinessCheck[];
+  extraChecks?: (parts: ServiceParts<Setup>) => readonly ReadinessCheck[];
   /** Overrides for tests: a logger and a metrics registry of their own. */
   logger?: Logger;
   metrics?: PlatformMetrics;
@@ -83,9 +103,10 @@ export function defaultSchema(service: string): string {
  * Starts a queue service in the order docs/architecture.md gives ("A service"): Postgres pool, ops
  * server (live at once, /readyz "starting"), migrations, handler check (refuses
  * to start on a missing or duplicate handler), worker; ready once the worker's
- * Redis connection is up. Returns its ordered stop.
+ * Redis connection is up. Returns the running service with its ordered stop
+ * and the parts its setup built.
  */
-export async function startQueueService(spec: QueueServiceSpec): Promise<RunningQueueService> {
+export async function startQueueService<Setup extends ServiceSetup>(spec: QueueServiceSpec<Setup>): Promise<RunningQueueService & ServiceParts<Setup>> {
   const { env } = spec;
   const logger = spec.logger ?? createLogger({ service: spec.service, level: env.LOG_LEVEL });
   const metrics = spec.metrics ?? createMetrics({ service: spec.service, ...(env.METRICS_TENANT_LABELS !== undefined ? { tenantLabels: env.METRICS_TENANT_LABELS } : {}) });
@@ -102,9 +123,11 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
   });
   closers.push(() => ops.close());
   logger.info({ port: ops.port }, 'serving /livez, /readyz and /metrics');
+  let parts: ServiceParts<Setup> | undefined;
   try {
     await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: spec.migrationsDir, logger, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS });
-    const handlers = await spec.handlers({ pool, logger, metrics, schema });
+    const { handlers, ...built } = await spec.setup({ pool, logger, metrics, schema });
+    parts = built;
     const operations = spec.operations ?? operationsForQueue(spec.queue);
 
     const redis = createConsumerRedis(env.REDIS_URL, `${spec.service}:health`);
@@ -144,7 +167,7 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
       { name: 'postgres', probe: () => pingPostgres(pool) },
       { name: 'migrations', probe: async () => (await pendingMigrations(pool, schema, spec.migrationsDir)).length === 0 },
       { name: 'worker', probe: async () => serviceWorker.worker.isRunning() },
-      ...(spec.extraChecks ?? []),
+      ...(spec.extraChecks?.(built) ?? []),
     );
     phase = { phase: 'running' };
     logger.info({ queue: spec.queue, concurrency: env.WORKER_CONCURRENCY, port: ops.port, schema, operations: operations.map((o) => o.name) }, 'started');
@@ -154,13 +177,14 @@ export async function startQueueService(spec: QueueServiceSpec): Promise<Running
       (stopped ??= (async () => {
         // Not ready from the first moment, so no new work is routed here while running jobs finish.
         phase = { phase: 'stopping' };
-        await Promise.all([serviceWorker.close(env.SHUTDOWN_GRACE_MS), spec.onStopping?.()]);
-        await spec.onStop?.();
+        await Promise.all([serviceWorker.close(env.SHUTDOWN_GRACE_MS), spec.onStopping?.(built)]);
+        await spec.onStop?.(built);
         for (const close of closers) await close().catch((err: unknown) => logger.warn({ err }, 'close failed'));
         await pool.end();
       })());
-    return { logger, metrics, pool, schema, ops, serviceWorker, stop };
+    return { ...built, logger, metrics, pool, schema, ops, serviceWorker, stop };
   } catch (err) {
+    if (parts) await spec.onStop?.(parts).catch((stopErr: unknown) => logger.warn({ err: stopErr }, 'releasing the service\'s parts after a failed start failed'));
     for (const close of closers) await close().catch(() => {});
     await pool.end().catch(() => {});
     throw err;

@@ -157,10 +157,10 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
    * with DelayedError), so the worker goes on to the next job in the list.
    * A failed take (the worker closing) runs the job: it was taken already.
    */
-  const takeTenantSlot = async (job: Job<JobEnvelope>, tenant: string, token: string | undefined, jobLogger: Logger): Promise<boolean> => {
+  const takeTenantSlot = async (job: Job<JobEnvelope>, jobId: string, tenant: string, token: string | undefined, jobLogger: Logger): Promise<boolean> => {
     let taken: boolean;
     try {
-      taken = await slots.take(tenant, String(job.id), job.timestamp);
+      taken = await slots.take(tenant, jobId, job.timestamp);
     } catch (err) {
       jobLogger.warn({ err }, 'could not take a tenant slot; running the job without one');
       return false;
@@ -212,8 +212,11 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
     }
     const parsed = op.input.safeParse(envelope.input);
     if (!parsed.success) throw new UnrecoverableError(encodeJobError(badInput(op, parsed.error.issues)));
-    const jobLogger = logger.child({ op: op.name, jobId: job.id, tenant: envelope.tenant, ...(actor?.data ? { agent: actor.data.agent } : {}), requestId: envelope.requestId, attempt: job.attemptsMade + 1 });
-    const slot = await takeTenantSlot(job, envelope.tenant, token, jobLogger);
+    // BullMQ gives every job it hands a worker an id; a handler keys its idempotent writes on it.
+    const jobId = job.id;
+    if (jobId === undefined) throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message: `${op.name}: a job without an id reached ${opts.service}` }));
+    const jobLogger = logger.child({ op: op.name, jobId, tenant: envelope.tenant, ...(actor?.data ? { agent: actor.data.agent } : {}), requestId: envelope.requestId, attempt: job.attemptsMade + 1 });
+    const slot = await takeTenantSlot(job, jobId, envelope.tenant, token, jobLogger);
     try {
       if (job.attemptsMade === 0) {
         const waited = Math.max(0, Date.now() - job.timestamp) / 1000;
@@ -222,9 +225,9 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
       }
       let output: unknown;
       try {
-        output = await handler.handle(parsed.data, { tenant: envelope.tenant, actor: actor?.data, requestId: envelope.requestId, job, logger: jobLogger });
+        output = await handler.handle(parsed.data, { tenant: envelope.tenant, actor: actor?.data, requestId: envelope.requestId, jobId, operation: op.name, logger: jobLogger });
       } catch (err) {
-        const failure = toJobFailure(err, { service: opts.service, op, jobId: job.id, requestId: envelope.requestId });
+        const failure = toJobFailure(err, { service: opts.service, op, jobId, requestId: envelope.requestId });
         // The full error stays here, under the job and request id the caller's answer names.
         const level = failure.kind === 'permanent' || failure.kind === 'unknown' ? 'error' : 'warn';
         jobLogger[level]({ err, failure: failure.kind, retry: failure.retry }, 'handler failed');
@@ -235,7 +238,7 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
         // A handler that breaks its own contract is a bug; retrying will not fix it.
         const issues = describeFieldIssues(fieldIssuesFromZod(checked.error.issues, 'output'));
         jobLogger.error({ issues }, `${op.name}: handler returned output that breaks the contract`);
-        throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message: internalErrorMessage(opts.service, { requestId: envelope.requestId, jobId: job.id }) }));
+        throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message: internalErrorMessage(opts.service, { requestId: envelope.requestId, jobId }) }));
       }
       const bytes = Buffer.byteLength(JSON.stringify(checked.data) ?? '');
       if (bytes > maxResultBytes) {
@@ -246,7 +249,7 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
       return checked.data;
     } finally {
       // Freed before BullMQ moves the job on and fetches the next one, which may be this tenant's.
-      if (slot) await releaseTenantSlot(envelope.tenant, String(job.id), jobLogger);
+      if (slot) await releaseTenantSlot(envelope.tenant, jobId, jobLogger);
     }
   };
 

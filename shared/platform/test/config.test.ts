@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, commonEnvSchema, parseConfig, portVar, redactUrl } from '../src/config.js';
+import { ConfigError, commonEnvSchema, parseConfig, portVar, redactHost, redactUrl } from '../src/config.js';
 
 const schema = commonEnvSchema.extend({ HTTP_PORT: portVar(9104) });
 
@@ -31,5 +31,12 @@ describe('parseConfig', () => {
 
   it('redacts passwords from URLs for logs', () => {
     expect(redactUrl('postgres://app:s3cret@db:5432/vouch')).toBe('postgres://app:***@db:5432/vouch');
+  });
+
+  it('names a host for logs without its password or the slash URL parsing adds', () => {
+    expect(redactHost('http://ollama:s3cret@gpu-1:11434')).toBe('http://ollama:***@gpu-1:11434');
+    expect(redactHost('http://gpu-1:11434/')).toBe('http://gpu-1:11434');
+    expect(redactHost('https://gpu-1/ollama/')).toBe('https://gpu-1/ollama');
+    expect(redactHost('not a url')).toBe('(unparseable url)');
   });
 });

@@ -4,11 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineOperation, type QueueName } from '@vouch/contracts';
 import { TEST_REDIS_URL, startTcpProxy, useTestPrefix, type TcpProxy } from '@vouch/testing';
-import { EVENT_STREAM_MAX_LEN, MISSED_EVENTS_CHECK_MS, QUEUE_STREAMS, compareStreamIds, lastEventId, listenToQueue, waitUntilFinished } from '../src/event-stream.js';
+import { EVENT_STREAM_MAX_LEN, MISSED_EVENTS_CHECK_MS, compareStreamIds, lastEventId, listenToQueue } from '../src/event-stream.js';
 import { handle } from '../src/handlers.js';
 import { createLogger } from '../src/logger.js';
 import { createMetrics } from '../src/metrics.js';
 import { createOperationCaller } from '../src/operation-call.js';
+import { QueueHub } from '../src/queue-hub.js';
 import { consumerRedisOptions } from '../src/redis.js';
 import { startServiceWorker, type ServiceWorker } from '../src/worker.js';
 
@@ -135,27 +136,28 @@ describe('the events streams', () => {
 
   it('still deliver a result whose completed entry was trimmed before the listener read it', async () => {
     const proxy: TcpProxy = await startTcpProxy({ host: new URL(TEST_REDIS_URL).hostname, port: Number(new URL(TEST_REDIS_URL).port || 6379) });
-    const queue = new Queue(QUEUE, { connection: redis, prefix: prefix.prefix, streams: QUEUE_STREAMS });
-    const listening = await listenToQueue(QUEUE, { redis, connection: consumerRedisOptions(proxy.through(TEST_REDIS_URL)), prefix: prefix.prefix });
+    // The hub's listener goes through the proxy; its adds and reads do not.
+    const hub = new QueueHub({ producer: redis, redisUrl: proxy.through(TEST_REDIS_URL), prefix: prefix.prefix, name: 'streams-test', queues: [QUEUE] });
+    await hub.listenAll();
     try {
       const running = new Promise<void>((resolve) => (started = resolve));
-      const job = await queue.add(page.name, { tenant: 'acme', input: { n: 7, hold: true } }, { jobId: 'missed-1', attempts: 1 });
-      const result = waitUntilFinished<{ n: number; text: string }>(queue, job.id!, listening, 20_000);
+      const result = hub.run(page, QUEUE, { tenant: 'acme', input: { n: 7, hold: true } }, 'missed-1', { timeoutMs: 20_000, mayExist: false });
       await running;
       // The listener is cut off while the job completes and its entry is trimmed away.
       await proxy.cut();
       release();
-      await expect.poll(() => queue.getJobState(job.id!), { timeout: 5_000 }).toBe('completed');
+      await expect.poll(() => hub.queue(QUEUE).getJobState('missed-1'), { timeout: 5_000 }).toBe('completed');
       // Later entries push it out of the stream before the listener could read it.
       for (let i = 0; i < 5; i++) await redis.xadd(streamKey(), '*', 'event', 'drained');
       await redis.xtrim(streamKey(), 'MAXLEN', 2);
       await proxy.restore();
       const got = await result;
-      expect(got.n).toBe(7);
-      expect(got.text).toBe('7'.repeat(PAGE_BYTES));
+      expect(got.kind).toBe('completed');
+      const value = (got as { value: { n: number; text: string } }).value;
+      expect(value.n).toBe(7);
+      expect(value.text).toBe('7'.repeat(PAGE_BYTES));
     } finally {
-      await listening.events.close().catch(() => {});
-      await queue.close();
+      await hub.close();
       await proxy.close();
     }
   });

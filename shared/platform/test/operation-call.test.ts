@@ -1,3 +1,4 @@
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BadInputError, DependencyError, NotFoundError, defineOperation, type QueueName } from '@vouch/contracts';
@@ -6,6 +7,7 @@ import { handle } from '../src/handlers.js';
 import { createLogger } from '../src/logger.js';
 import { createMetrics } from '../src/metrics.js';
 import { createOperationCaller, type OperationCaller } from '../src/operation-call.js';
+import { DEFAULT_RETRY } from '../src/queue-hub.js';
 import { consumerRedisOptions } from '../src/redis.js';
 import { startServiceWorker, type ServiceWorker } from '../src/worker.js';
 
@@ -81,5 +83,18 @@ describe('createOperationCaller: one service runs another\'s operation over the 
     const error = await calls.call(orphan, 'acme', { n: 1 }, { timeoutMs: 300 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DependencyError);
     expect((error as Error).message).toBe('test.orphan did not answer within 300 ms: is test-nobody running?');
+  });
+
+  it('adds its job under the one retry policy the gateway uses (DEFAULT_RETRY), as the gateway would', async () => {
+    await calls.call(orphan, 'acme', { n: 2 }, { timeoutMs: 200 }).catch(() => undefined);
+    const queue = new Queue('test-nobody', { connection: consumerRedisOptions(TEST_REDIS_URL), prefix: prefix.prefix, skipMetasUpdate: true });
+    try {
+      const job = (await queue.getJobs(['waiting'])).find((j) => (j.data as { input: { n: number } }).input.n === 2);
+      expect(job?.data).toEqual({ tenant: 'acme', input: { n: 2 } });
+      expect(DEFAULT_RETRY).toEqual({ attempts: 3, backoffMs: 1_000 });
+      expect(job?.opts).toMatchObject({ attempts: 3, backoff: { type: 'exponential', delay: 1_000 } });
+    } finally {
+      await queue.close();
+    }
   });
 });

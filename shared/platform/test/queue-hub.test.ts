@@ -2,9 +2,13 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { QUEUES, defineOperation } from '@vouch/contracts';
-import { consumerRedisOptions, createLogger, createMetrics, handle, startServiceWorker, type ServiceWorker } from '@vouch/platform';
 import { TEST_REDIS_URL, startTcpProxy, useTestPrefix, type TcpProxy, type TestPrefix } from '@vouch/testing';
+import { handle } from '../src/handlers.js';
+import { createLogger } from '../src/logger.js';
+import { createMetrics } from '../src/metrics.js';
 import { QueueHub } from '../src/queue-hub.js';
+import { consumerRedisOptions } from '../src/redis.js';
+import { startServiceWorker, type ServiceWorker } from '../src/worker.js';
 
 /**
  * Issue 17 item 5: the events streams are trimmed to a few dozen entries, so
@@ -62,7 +66,7 @@ describe('a waiter whose listener missed the outcome', () => {
     const target = new URL(TEST_REDIS_URL);
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
     // The hub's listeners go through the proxy; its producer does not.
-    hub = new QueueHub({ producer, redisUrl: proxy.through(TEST_REDIS_URL), prefix: prefix.prefix });
+    hub = new QueueHub({ producer, redisUrl: proxy.through(TEST_REDIS_URL), prefix: prefix.prefix, name: 'hub-test' });
     await hub.listenAll();
   });
   afterAll(async () => {

@@ -1,11 +1,16 @@
-import { createHash, randomUUID } from 'node:crypto';
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DependencyError, SERVICE_QUEUES, isQueueName, type JobEnvelope, type OperationDef, type QueueName } from '@vouch/contracts';
-import { EventStreamCursor, MISSED_EVENTS_CHECK_MS, QUEUE_STREAMS, consumerRedisOptions, lastEventId, liveWorkerCount } from '@vouch/platform';
+import { EventStreamCursor, MISSED_EVENTS_CHECK_MS, QUEUE_STREAMS, lastEventId } from './event-stream.js';
+import { consumerRedisOptions } from './redis.js';
+import { liveWorkerCount } from './worker-presence.js';
 
-/** Retry policy for queue operations that do not name their own. */
-const DEFAULT_RETRY = { attempts: 3, backoffMs: 1_000 };
+/**
+ * The retry policy of every queued operation that names none, whoever adds
+ * its job (the gateway, or a service calling another): three attempts, with
+ * exponential backoff from a second.
+ */
+export const DEFAULT_RETRY: NonNullable<OperationDef['retry']> = { attempts: 3, backoffMs: 1_000 };
 
 /**
  * How long a finished job stays in Redis when nobody collects it. An rpc
@@ -29,28 +34,6 @@ export function queueFor(op: OperationDef, input: Record<string, unknown>): Queu
   throw new Error(`${op.name} is not a queue operation`);
 }
 
-/**
- * The BullMQ job id for a request. With an Idempotency-Key it is derived from
- * (tenant, operation, key, attempt): a request retried after a gateway crash
- * finds the job the first one added (BullMQ ignores an add with an existing
- * id), while a retry after a 5xx gets a new attempt id and runs again.
- */
-export function bullJobId(tenant: string, operation: string, idempotency: { key: string; attempt: string } | undefined): string {
-  if (!idempotency) return `j${randomUUID().replace(/-/g, '')}`;
-  return `k${createHash('sha256').update(`${tenant}\0${operation}\0${idempotency.key}\0${idempotency.attempt}`).digest('hex').slice(0, 40)}`;
-}
-
-/** `<queue>.<bull id>`: the job id callers see. */
-export function publicJobId(queue: QueueName, id: string): string {
-  return `${queue}.${id}`;
-}
-
-export function parsePublicJobId(publicId: string): { queue: QueueName; id: string } | undefined {
-  const dot = publicId.indexOf('.');
-  const queue = publicId.slice(0, dot);
-  return dot > 0 && isQueueName(queue) ? { queue, id: publicId.slice(dot + 1) } : undefined;
-}
-
 /** The states a job ends in; its result or failure is written in the same script that moves it there. */
 const FINISHED = new Set(['completed', 'failed']);
 
@@ -71,9 +54,13 @@ interface Waiter {
 }
 
 /**
- * The gateway's side of the queues: one producer Queue per service (sharing a
- * fail-fast connection) and one QueueEvents per queue that delivers job
- * outcomes to whoever waits for them.
+ * The one way vouch runs an operation over a queue: add its job under the
+ * operation's retry policy (DEFAULT_RETRY unless it names one) and await its
+ * outcome. One producer Queue per service queue (sharing a fail-fast
+ * connection) and one QueueEvents per queue that delivers job outcomes to
+ * whoever waits for them. The gateway runs every queued operation through
+ * one; a service that calls another's operation does so through
+ * `createOperationCaller`, which runs on one too.
  *
  * Listen before you add (DESIGN.md): a QueueEvents starts reading its stream
  * after a known entry id (the stream's last id when it was created), so every
@@ -104,31 +91,43 @@ export class QueueHub {
   /** Until when a queue was last seen with a live worker: a ping need not ask again within a second. */
   private readonly workerSeenUntil = new Map<QueueName, number>();
 
-  constructor(private readonly opts: { producer: Redis; redisUrl: string; prefix: string }) {
-    for (const name of SERVICE_QUEUES) {
-      const queue = new Queue<JobEnvelope>(name, { connection: opts.producer, prefix: opts.prefix, streams: QUEUE_STREAMS });
-      queue.on('error', () => {}); // the failed add reports the outage; the connection reconnects by itself
-      this.queues.set(name, queue);
-    }
+  private readonly opened: readonly QueueName[];
+
+  /**
+   * `producer`: the fail-fast connection every add and read goes through.
+   * `name`: the process, named in its listeners' Redis client names.
+   * `queues`: the queues opened at once (every service queue by default);
+   * any other is opened on first use.
+   */
+  constructor(private readonly opts: { producer: Redis; redisUrl: string; prefix: string; name: string; queues?: readonly QueueName[] }) {
+    this.opened = opts.queues ?? SERVICE_QUEUES;
+    for (const name of this.opened) this.queue(name);
     this.missedCheck = setInterval(() => void this.settleMissed(), MISSED_EVENTS_CHECK_MS);
     this.missedCheck.unref();
   }
 
   queue(name: QueueName): Queue<JobEnvelope> {
-    return this.queues.get(name)!;
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue<JobEnvelope>(name, { connection: this.opts.producer, prefix: this.opts.prefix, streams: QUEUE_STREAMS });
+      queue.on('error', () => {}); // the failed add reports the outage; the connection reconnects by itself
+      this.queues.set(name, queue);
+    }
+    return queue;
   }
 
+  /** The queues opened at once (the dashboard and the queue metrics show them). */
   all(): Queue<JobEnvelope>[] {
-    return [...this.queues.values()];
+    return this.opened.map((name) => this.queue(name));
   }
 
   /**
-   * Starts listening on every queue, so the first rpc after a start pays
-   * nothing extra. Best effort: a queue whose Redis is unreachable now starts
-   * listening on first use instead.
+   * Starts listening on every queue opened at once, so the first rpc after a
+   * start pays nothing extra. Best effort: a queue whose Redis is unreachable
+   * now starts listening on first use instead.
    */
   async listenAll(): Promise<void> {
-    await Promise.all(SERVICE_QUEUES.map((name) => this.events(name).catch(() => undefined)));
+    await Promise.all(this.opened.map((name) => this.events(name).catch(() => undefined)));
   }
 
   /** QueueEvents for a queue, reading from a known point of its stream. */
@@ -152,7 +151,7 @@ export class QueueHub {
       throw unreachable(name, err);
     }
     const qe = new QueueEvents(name, {
-      connection: consumerRedisOptions(this.opts.redisUrl, `gateway:events:${name}`),
+      connection: consumerRedisOptions(this.opts.redisUrl, `${this.opts.name}:events:${name}`),
       prefix: this.opts.prefix,
       lastEventId: startId,
     });
