@@ -12,9 +12,11 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATIONS, SCOPES, pathParams, textProblem, type OperationDef } from '@vouch/contracts';
+import { OPERATIONS, SCOPES, boardClaimCard, pathParams, textProblem, type OperationDef } from '@vouch/contracts';
 import {
+  eventually,
   inputAsReceived,
+  metricValue,
   inputFields,
   requestFor,
   sampleValue,
@@ -34,6 +36,19 @@ type Json = any;
 /** Random cases per field on top of the fixed hostile list: about twenty requests per field in all. */
 const RANDOM_RUNS = 1;
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_201);
+
+/**
+ * How long the fuzz waits for the answer to a long-poll it sent with a wait
+ * the schema accepts. board.claimCard takes waitSeconds up to 25 and, with no
+ * work for the fuzz's agent (there never is), answers only when that is over:
+ * one such claim was half of this file's time. Validation and admission answer
+ * at once, so a claim still unanswered at the clamp has passed both; the fuzz
+ * then checks that the gateway holds it as a waiting claim, leaves, and checks
+ * that the gateway stops waiting for it. How a wait ends (200, claimed: false)
+ * is judged on the example's 2 s claim and on the accepted values of 0.
+ */
+const LONG_POLL_CLAMP_MS = 1_000;
+const LONG_POLLS = new Set([boardClaimCard.name]);
 
 const BAD_CHARS = ['\u0000', '\ud800', '\udbff', '\udc00', '\udfff'];
 
@@ -153,6 +168,7 @@ describe('hostile input to every operation', () => {
   let key: string;
   let storageNames: string[];
   let requests = 0;
+  let leftWaiting = 0;
 
   beforeAll(async () => {
     // Every queue service of the table (full-stack.ts), so a new service's operations are fuzzed end to end.
@@ -163,12 +179,12 @@ describe('hostile input to every operation', () => {
   });
   afterAll(async () => {
     await stack?.stop();
-    console.log(`operation fuzz: ${requests} requests, seed ${SEED}`);
+    console.log(`operation fuzz: ${requests} requests (${leftWaiting} long-polls left waiting at the clamp), seed ${SEED}`);
   });
 
-  const send = async (req: OperationRequest): Promise<RawAnswer & { body: Json }> => {
+  const send = async (req: OperationRequest, signal?: AbortSignal): Promise<RawAnswer & { body: Json }> => {
     requests += 1;
-    const answer = await sendRequest(gw.url, req, { authorization: `Bearer ${key}` });
+    const answer = await sendRequest(gw.url, req, { authorization: `Bearer ${key}` }, signal);
     let body: Json;
     try {
       body = JSON.parse(answer.text);
@@ -176,6 +192,32 @@ describe('hostile input to every operation', () => {
       body = undefined;
     }
     return { ...answer, body };
+  };
+
+  /** board.claimCard requests waiting in the gateway for work (claim-waits.ts). */
+  const claimsWaiting = () => metricValue(gw.gateway.metrics.registry, 'vouch_gateway_board_claims_waiting');
+
+  /**
+   * Sends a long-poll the schema accepts and waits for its answer at most
+   * LONG_POLL_CLAMP_MS (see there). Resolves with the answer when one came;
+   * undefined when the claim was still waiting in the gateway, the test left,
+   * and the gateway stopped waiting for it.
+   */
+  const sendClamped = async (req: OperationRequest): Promise<(RawAnswer & { body: Json }) | undefined> => {
+    const leave = new AbortController();
+    const answer = send(req, leave.signal);
+    let timer: NodeJS.Timeout | undefined;
+    const early = await Promise.race([answer, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), LONG_POLL_CLAMP_MS)))]).finally(() => clearTimeout(timer));
+    if (early) return early;
+    const held = await Promise.race([answer, eventually('the claim held among the gateway\'s waiting claims', async () => ((await claimsWaiting()) >= 1 ? true : undefined), 30_000, 20)]);
+    if (held !== true) return held;
+    leave.abort();
+    // An answer that came just before the abort is still judged.
+    const settled = await answer.catch(() => undefined);
+    if (settled) return settled;
+    await eventually('the gateway to stop waiting for a claim whose caller left', async () => ((await claimsWaiting()) === 0 ? true : undefined), 30_000, 20);
+    leftWaiting += 1;
+    return undefined;
   };
 
   /** Checks one answer against what the operation's schema predicts, and for leaks. */
@@ -226,8 +268,10 @@ describe('hostile input to every operation', () => {
           fc.asyncProperty(randomHostile(field), async (value) => {
             const input = withField(op, field.path, value);
             const received = valueAt(inputAsReceived(op, input), field.path);
-            const answer = await send(requestFor(op, input));
-            judge(op, input, answer, { field, refused: fieldRefuses(field, received), empty: received === '' });
+            const refused = fieldRefuses(field, received);
+            const waits = LONG_POLLS.has(op.name) && !refused && op.input.safeParse(inputAsReceived(op, input)).success;
+            const answer = waits ? await sendClamped(requestFor(op, input)) : await send(requestFor(op, input));
+            if (answer) judge(op, input, answer, { field, refused, empty: received === '' });
           }),
           // Examples count toward numRuns: every fixed value runs, then RANDOM_RUNS random ones.
           { examples, numRuns: examples.length + RANDOM_RUNS, seed: SEED + fields.indexOf(field), endOnFailure: true },

@@ -322,9 +322,10 @@ export interface RawAnswer {
 
 /**
  * Sends a request with node:http, byte for byte: unlike fetch it leaves
- * `..` segments and invalid percent-encodings as they are.
+ * `..` segments and invalid percent-encodings as they are. Aborting `signal`
+ * closes the connection, as a caller that gives up does, and rejects.
  */
-export function sendRequest(baseUrl: string, req: OperationRequest, headers: Record<string, string> = {}): Promise<RawAnswer> {
+export function sendRequest(baseUrl: string, req: OperationRequest, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<RawAnswer> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const body = req.body === undefined ? undefined : Buffer.from(req.body, 'utf8');
@@ -336,6 +337,7 @@ export function sendRequest(baseUrl: string, req: OperationRequest, headers: Rec
         method: req.method,
         path: req.path,
         headers: { ...(body ? { 'content-type': 'application/json', 'content-length': String(body.length) } : {}), ...headers },
+        ...(signal ? { signal } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];
