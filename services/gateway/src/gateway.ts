@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import {
   QueueHub,
   closeRedis,
@@ -27,12 +26,13 @@ import { answerClientErrors } from './client-errors.js';
 import { drainConnections } from './drain-connections.js';
 import { bodyLimitFor, tenantBodyShare, type GatewayEnv } from './config.js';
 import { jobsGetHandler } from './jobs-operation.js';
+import { MIGRATIONS_DIR } from './migrations-dir.js';
 import { mediaHandlers } from './media/media-operations.js';
 import { systemStatusHandler } from './system-status.js';
 import { TenantBudgets } from './tenant-budgets.js';
 
 export const GATEWAY_VERSION = '0.1.0';
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
+export { MIGRATIONS_DIR };
 
 export interface RunningGateway {
   port: number;

@@ -11,7 +11,7 @@ import { OPERATOR_TENANT, SCOPES, keyAgentProblem, type Scope } from '@vouch/con
 import { commonEnvSchema, createPool, createProducerRedis, defaultSchema, loadConfigOrExit, redactUrl, runMigrations, startOrExit, withLocalStack } from '@vouch/platform';
 import { API_KEY_CACHE_TTL_MS, announceKeyChange, announceRevocation } from '../api-key-cache.js';
 import { createApiKey, createOperatorKey, listApiKeys, revokeApiKey, setKeyBudgets } from '../api-keys.js';
-import { MIGRATIONS_DIR } from '../gateway.js';
+import { MIGRATIONS_DIR } from '../migrations-dir.js';
 import { describeKeyBudgets, parseBudgetFlag, type KeyBudgets } from '../key-budgets.js';
 
 const USAGE = `usage:
