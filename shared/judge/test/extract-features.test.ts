@@ -92,6 +92,14 @@ describe('extractFeatures', () => {
   });
 });
 
+describe('URLs', () => {
+  it('drops every trailing slash and trailing punctuation mark, and keeps a last segment of two letters as a file', () => {
+    expect(features('see https://a.io/ab// now')).toEqual(['file:ab', 'url:https://a.io', 'url:https://a.io/ab', 'word:see']);
+    expect(features('see https://a.io/ab.. now')).toEqual(['file:ab', 'url:https://a.io', 'url:https://a.io/ab', 'word:see']);
+    expect(features('https://a.io/x/')).toEqual(['url:https://a.io', 'url:https://a.io/x']);
+  });
+});
+
 describe('stem', () => {
   it.each([
     ['deployed', 'deploy'],
