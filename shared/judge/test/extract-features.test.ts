@@ -100,6 +100,13 @@ describe('URLs', () => {
   });
 });
 
+describe('acronyms and tool candidates', () => {
+  it('drops only the plural s at the end of an acronym, and keeps a two-letter tool name', () => {
+    expect(features('SKUs')).toEqual(['name:sku']);
+    expect(toolNameCandidates('go run')).toContain('tool:go');
+  });
+});
+
 describe('stem', () => {
   it.each([
     ['deployed', 'deploy'],
