@@ -150,8 +150,28 @@ export async function listenToQueue(name: string, opts: { redis: Redis; connecti
   try {
     await events.waitUntilReady();
   } catch (err) {
-    await events.close().catch(() => {});
+    await closeQueueEvents(events).catch(() => {});
     throw err;
   }
   return cursor;
+}
+
+/**
+ * Closes a QueueEvents, also while Redis is away. BullMQ's close() disconnects
+ * and waits for the client's 'end' event, but ioredis never emits it for a
+ * client disconnected while it waits between reconnect attempts (ioredis
+ * issue #1247): the pending attempt is cancelled and no socket is left to
+ * close. A process stopping during a Redis outage then hung for good. Such a
+ * client is ended here the way ioredis ends one whose socket closed while it
+ * was closing by hand: status 'end', queued commands rejected.
+ */
+export async function closeQueueEvents(events: QueueEvents): Promise<void> {
+  const client = (await events.backend.client) as unknown as Redis;
+  if (client.status === 'reconnecting') {
+    client.disconnect();
+    const internals = client as unknown as { setStatus(status: 'end'): void; flushQueue(error: Error): void };
+    internals.setStatus('end');
+    internals.flushQueue(new Error('Connection is closed.'));
+  }
+  await events.close();
 }

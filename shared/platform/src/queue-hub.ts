@@ -1,7 +1,7 @@
 import { Queue, QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DependencyError, SERVICE_QUEUES, isQueueName, type JobEnvelope, type OperationDef, type QueueName } from '@vouch/contracts';
-import { EventStreamCursor, MISSED_EVENTS_CHECK_MS, QUEUE_STREAMS, lastEventId } from './event-stream.js';
+import { EventStreamCursor, MISSED_EVENTS_CHECK_MS, QUEUE_STREAMS, closeQueueEvents, lastEventId } from './event-stream.js';
 import { consumerRedisOptions } from './redis.js';
 import { liveWorkerCount } from './worker-presence.js';
 
@@ -394,7 +394,7 @@ export class QueueHub {
   async close(): Promise<void> {
     clearInterval(this.missedCheck);
     for (const waiters of this.waiters.values()) for (const w of waiters) w.settle({ kind: 'timeout' });
-    for (const [, ready] of this.listening) await ready.then((qe) => qe.close()).catch(() => {});
+    for (const [, ready] of this.listening) await ready.then(closeQueueEvents).catch(() => {});
     for (const q of this.queues.values()) await q.close().catch(() => {});
   }
 }

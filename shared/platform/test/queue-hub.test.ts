@@ -93,3 +93,45 @@ describe('a waiter whose listener missed the outcome', () => {
     expect(await outcome).toEqual({ kind: 'completed', value: { echoed: 'missed' } });
   });
 });
+
+/**
+ * Issue 18: a hub closed while Redis is away (its listeners between reconnect
+ * attempts) must still close. ioredis never emits 'end' for a client that is
+ * disconnected while it waits to reconnect, and BullMQ's QueueEvents.close()
+ * waits for that 'end': a gateway stopping during a Redis outage hung here.
+ */
+describe('closing a hub whose listeners are waiting to reconnect', () => {
+  let prefix: TestPrefix;
+  let producer: Redis;
+  let proxy: TcpProxy;
+
+  beforeAll(async () => {
+    prefix = await useTestPrefix('close_reconnecting');
+    producer = new Redis(TEST_REDIS_URL);
+    await producer.ping();
+    const target = new URL(TEST_REDIS_URL);
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    producer?.disconnect();
+    await prefix?.cleanup();
+  });
+
+  it('resolves close() within a few seconds while Redis is unreachable', async () => {
+    const hub = new QueueHub({ producer, redisUrl: proxy.through(TEST_REDIS_URL), prefix: prefix.prefix, name: 'hub-close-test' });
+    await hub.listenAll();
+    await proxy.cut();
+    // Reconnect attempts back off to 2 s apart, so the listeners are now waiting between them.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const outcome = await Promise.race([
+      hub.close().then(() => 'closed'),
+      new Promise((resolve) => setTimeout(() => resolve('still closing after 5 s'), 5_000)),
+    ]);
+    expect(outcome).toBe('closed');
+    // Closed for good: with Redis back, no listener of the hub reconnects.
+    await proxy.restore();
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(String(await producer.client('LIST'))).not.toContain('hub-close-test:events');
+  });
+});
