@@ -217,7 +217,8 @@ function scan(text: string): Scanned[] {
       continue;
     }
     m = match(AT.isoDate);
-    if (m) {
+    // "2025-03-05" is a date; "7781-22" (an account) has no month 22, so it is read as what it is further down.
+    if (m && Number(m[2]) >= 1 && Number(m[2]) <= 12 && (!m[3] || (Number(m[3]) >= 1 && Number(m[3]) <= 31))) {
       push(m[0], i, { k: 'date', y: Number(m[1]), m: Number(m[2]), ...(m[3] ? { d: Number(m[3]) } : {}) });
       i += m[0].length;
       continue;
@@ -508,6 +509,12 @@ function joinValues(words: Word[], text: string): void {
         year.pos = 'UNIT';
         delete year.value;
       }
+      // "17-21 March": the first day of a range takes the month (and year) of the second.
+      const before = prev === undefined ? -1 : words.indexOf(prev) - 1;
+      const first = date.d === undefined || before < 0 ? undefined : words[/^[-–]$/.test(words[before]?.text ?? '') ? before - 1 : before];
+      if (first?.value?.k === 'num' && first.value.plain && Number.isInteger(first.value.n) && first.value.n >= 1 && first.value.n < date.d! && /^\s*[-–]\s*$/.test(text.slice(first.end, prev!.start))) {
+        first.value = { k: 'date', ...date, d: first.value.n };
+      }
       w.value = { k: 'date', ...date };
       w.pos = 'VAL';
     }
@@ -525,6 +532,14 @@ function joinValues(words: Word[], text: string): void {
     if (next && /^[A-Z]$/.test(next.text) && next.text !== 'I' && !initial && /^(NOUN|PROPN)$/.test(w.pos) && next.seg === w.seg) {
       next.value = { k: 'id', key: idKey(`${w.lemma}${next.text}`) };
       next.pos = 'VAL';
+    }
+  }
+  // "the 11th floor", "the 3rd attempt": an ordinal that counts the noun after it is a number, not a day of the month.
+  for (let i = 0; i + 1 < words.length; i++) {
+    const w = words[i] as Word;
+    const next = words[i + 1] as Word;
+    if (dayOnly(w) !== undefined && !next.value && next.seg === w.seg && /^(NOUN|PROPN)$/.test(next.pos) && /^\s+$/.test(text.slice(w.end, next.start))) {
+      w.value = { k: 'num', n: dayOnly(w) as number, step: 1, plain: true };
     }
   }
   // Durations written in parts: "1 h 45 min".

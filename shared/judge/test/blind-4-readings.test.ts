@@ -103,6 +103,28 @@ describe('days and hours written as words', () => {
     expect(values('Friday at noon, back by midnight')).toEqual([{ k: 'date', wd: 5 }, { k: 'time', min: 720 }, { k: 'time', min: 0 }]);
   });
 
+  it('reads an ordinal that counts a noun as a number: "the 11th floor" is floor 11, "by the 11th" a day', () => {
+    const values = (t: string) => readText(t).words.filter((w) => w.value).map((w) => w.value);
+    expect(values('room 1107 on the 11th floor, by the 11th')).toEqual([{ k: 'num', n: 1107, step: 1, plain: true }, { k: 'num', n: 11, step: 1, plain: true }, { k: 'date', d: 11 }]);
+    const claim = 'Moved the Tanaka booking up to room 1107 on the 11th floor.';
+    const evidence = (floor: number) => [ok('tool_result', 'pms', `PUT /reservations/88231904 -> 200 { guest: 'TANAKA/HIROSHI', room: '1107', previousRoom: '412', floor: ${floor} }`)];
+    expect(held(review('Move the Tanaka booking to a high floor', claim, evidence(11)))).toEqual([]);
+    expect(held(review('Move the Tanaka booking to a high floor', claim, evidence(12)))).not.toEqual([]);
+  });
+
+  it('reads both days of a range: "17-21 March 2025" and "3–5 April" are two dates each', () => {
+    const values = (t: string) => readText(t).words.filter((w) => w.value).map((w) => w.value);
+    expect(values('from 17-21 March 2025')).toEqual([{ k: 'date', y: 2025, m: 3, d: 17 }, { k: 'date', y: 2025, m: 3, d: 21 }]);
+    expect(values('from 3 – 5 April')).toEqual([{ k: 'date', m: 4, d: 3 }, { k: 'date', m: 4, d: 5 }]);
+  });
+
+  it('reads no date with a month past 12 or a day past 31: "7781-22" is an account, not month 22', () => {
+    const values = (t: string) => readText(t).words.filter((w) => w.value).map((w) => w.value);
+    expect(values('account 7781-22').some((v) => v?.k === 'date')).toBe(false);
+    expect(values('on 2025-03-32').some((v) => v?.k === 'date')).toBe(false);
+    expect(values('on 2025-12-31')).toEqual([{ k: 'date', y: 2025, m: 12, d: 31 }]);
+  });
+
   it('a weekday is shown by a date that falls on it, and not by one that does not', () => {
     const claim = 'The road closure permit RC-7781 starts Friday at noon.';
     const shown = review('Book the road closure RC-7781', claim, [ok('tool_result', 'permits', 'permit RC-7781 road closure: start 2025-03-14 12:00, status ISSUED')]);
