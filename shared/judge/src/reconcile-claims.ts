@@ -37,13 +37,16 @@ const SETTLE_THRESHOLD = 3;
 const BLOCKER_RE =
   /\b(permission[ _]denied|access[ _]denied|forbidden|unauthori[sz]ed|not authori[sz]ed|not permitted|blocked|unavailable|not available|no access|requires? (?:human |manual )?approval|declined|refused)\b/i;
 // Generic words for an act that needs a person or a permission the agent does not have: "requires manager override",
-// "must be e-signed by the applicant's officer", "exceeds agent authority", "awaiting approval", "requires sign-off".
+// "must be e-signed by the applicant's officer", "exceeds agent authority", "awaiting approval", "requires sign-off",
+// "erasure requires DPO review", "cannot be released until the customer approves", "guardian consent not signed".
 const NEEDS_PERSON_RE = new RegExp(
   [
-    String.raw`\b(?:requires?|required|needs?|must be)\b[^.;]{0,80}?\b(?:approv\w*|sign[- ]?off|(?:e-|digitally )?sign(?:ed|ature)?|override|authori[sz]\w*|permission|consent|certificate|PIN)\b`,
+    String.raw`\b(?:requires?|required|needs?|must be)\b[^.;]{0,80}?\b(?:approv\w*|sign[- ]?off|(?:e-|digitally )?sign(?:ed|ature)?|override|authori[sz]\w*|permission|consent|certificate|PIN|review)\b`,
     String.raw`\bexceeds?\b[^.;]{0,40}?\b(?:authority|permission|approval limit)\b`,
-    String.raw`\b(?:awaiting|waiting for|pending)\s+(?:\w+\s+){0,2}(?:approval|review|sign[- ]?off|signature)\b`,
+    String.raw`\b(?:awaiting|waiting for|pending)[\s_]+(?:\w+\s+){0,2}(?:approval|review|sign[- ]?off|signature|consent)\b`,
     String.raw`\b(?:cannot|can't|may not|is not allowed to)\s+(?:sign|approve|authori[sz]e)\b`,
+    String.raw`\buntil\s+(?:the\s+|a\s+|an\s+)?(?:\w+\s+){0,2}(?:approves?|signs?|reviews?|consents?|authori[sz]es?|signs off)\b`,
+    String.raw`\b(?:approval|consent|signature|sign[- ]?off|authori[sz]ation)\s+(?:not|never)\s+(?:yet\s+)?(?:given|granted|signed|received|provided)\b`,
   ].join('|'),
   'i',
 );

@@ -1,7 +1,7 @@
 import type { CompletionEvidence, EvidenceInput } from '@vouch/contracts';
 import { describe, expect, it } from 'vitest';
 import { deriveClaims } from '../src/derive-claims.js';
-import { readEvidenceInMemory, reconcileClaims, unresolvedFailures } from '../src/reconcile-claims.js';
+import { isBlockingFailure, readEvidenceInMemory, reconcileClaims, unresolvedFailures } from '../src/reconcile-claims.js';
 import { failed, ok } from './evidence-input.js';
 import { TASK_DOMAINS } from '@vouch/testing';
 
@@ -86,6 +86,18 @@ describe('success flags and order', () => {
   it('a failure that says the observation could not be made blocks verification', () => {
     const [claim] = reconcile(summary, [failed('delivery_result', 'drive', 'upload of invoice-0425.pdf: permission denied for the shared drive')]);
     expect(claim?.status).toBe('blocked');
+  });
+
+  it('a failure that waits on a person blocks, however the system words it; one that waits on a thing does not', () => {
+    const blocking = (summary: string) => isBlockingFailure({ ...asEvidence([failed('tool_result', 'api', summary)])[0]! });
+    expect(blocking('DELETE /donors/D-30018 -> 409: erasure requires DPO review')).toBe(true);
+    expect(blocking('POST /jobs/24-1211/release -> 409: job cannot be released to press until the customer approves the current proof (v2)')).toBe(true);
+    expect(blocking('REG-55120 status PENDING_CONSENT reason: guardian consent not signed')).toBe(true);
+    expect(blocking('order 5520 status PENDING_CONSENT')).toBe(true);
+    expect(blocking('POST /jobs/24-1211/release -> 409: job cannot be released until the file upload finishes')).toBe(false);
+    expect(blocking('release of 24-1211 failed: proof v2 not found')).toBe(false);
+    // A success never blocks, whatever it says.
+    expect(isBlockingFailure(asEvidence([ok('tool_result', 'api', 'erasure requires DPO review: review requested')])[0]!)).toBe(false);
   });
 
   it('critic feedback neither supports nor contradicts', () => {
