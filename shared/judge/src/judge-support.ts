@@ -227,6 +227,23 @@ function isName(w: Word): boolean {
   return w.pos === 'PROPN' || /^[A-Z]{2,}s?$/.test(w.text);
 }
 
+/**
+ * An identifier of the observation that spells a claim word as one of its parts: "garden_feed_v2.csv" says "garden"
+ * and "feed", "na-07" says "NA", "round-3-assignments" says "assignments". Names compare as written.
+ */
+function inIdentifier(obs: ObservationView, word: Word): number {
+  const lemma = word.lemma;
+  if (lemma.length < 2) return -1;
+  const strict = isName(word);
+  return obs.read.words.findIndex(
+    (w) =>
+      w.value?.k === 'id' &&
+      w.text
+        .split(/[-_./:@#]+|(?<=[a-z])(?=[A-Z])/)
+        .some((part) => part.length >= 2 && /^[a-z]+$/i.test(part) && (strict ? part.toLowerCase() === lemma.toLowerCase() : sameWord(lemma, part.toLowerCase()))),
+  );
+}
+
 function inTool(obs: ObservationView, lemma: string): boolean {
   return obs.read.tool.some((t) => sameWord(lemma, t));
 }
@@ -545,12 +562,15 @@ function directionSwapped(cwords: readonly Word[], owords: readonly Word[], inde
  * Whether "no", "without", "zero" or "never" says a problem is absent: "no errors", "without new warnings". The reader
  * leaves these unnegated (an absent problem is a good result), so the claim's and the observation's must be compared here.
  */
-function absenceBefore(words: readonly Word[], index: number): boolean {
+function absenceBefore(words: readonly Word[], index: number, text: string): boolean {
   const word = words[index] as Word;
   if (!isProblemNoun(word.lemma) && !isProblemNoun(word.text.toLowerCase())) return false;
   let k = index - 1;
   while (k >= 0 && index - k <= 2 && (words[k] as Word).seg === word.seg && (words[k] as Word).pos === 'ADJ') k--;
   const before = words[k];
+  const zero = (w: Word | undefined): boolean => w?.value?.k === 'num' && w.value.n === 0 && w.seg === word.seg;
+  // "0 errors", and "errors: 0" or "errors 0" (a count written after its noun).
+  if (zero(before) || (zero(words[index + 1]) && /^[\s:=]*$/.test(text.slice(word.end, (words[index + 1] as Word).start)))) return true;
   return before !== undefined && before.seg === word.seg && /^(no|without|zero|never)$/.test(before.lemma);
 }
 
@@ -654,6 +674,7 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     let hit = acronyms.has(term.index) ? -2 : findWord(obs, lemma, { strict: isName(term.word), ...(near !== undefined ? { near } : {}), ...(term.word.neg ? { negated: true } : {}), lex: lexPos(term.word) });
     if (hit === -1 && acronymInClaim(term.word, obs)) hit = -2;
     if (hit === -1 && inTool(obs, lemma)) hit = -2;
+    if (hit === -1) hit = inIdentifier(obs, term.word);
     if (hit >= 0) {
       matched.add(hit);
       termAt.set(term.index, hit);
@@ -855,8 +876,8 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     if (!/^(NOUN|PROPN|ADJ|VERB)$/.test(o.pos)) continue;
     // "no server crashes" and "query crashes where …: 0 reports": the query names what it counted, and the count is zero.
     // "no errors" claimed, "errors ...: 3" observed: a problem's absence, compared on both sides (absenceBefore).
-    const claimNo = Boolean(term.word.neg) || absenceBefore(cwords, term.index);
-    const obsNo = Boolean(o.neg) || absenceBefore(owords, at);
+    const claimNo = Boolean(term.word.neg) || absenceBefore(cwords, term.index, claim.read.text);
+    const obsNo = Boolean(o.neg) || absenceBefore(owords, at, obs.read.text);
     if (claimNo && !obsNo && zeroInSegments(obs, new Set([...matched].flatMap((i) => [(owords[i] as Word).seg, (owords[i] as Word).seg + 1])))) continue;
     if (claimNo !== obsNo) negationClash.push(term.word.text);
   }

@@ -170,3 +170,36 @@ describe('under the fast policy, a summary that pins the goal\'s record', () => 
     expect(goalClaimed('Looked at MFV-2024-0231.')).toBe(true);
   });
 });
+
+describe('words an identifier spells', () => {
+  const goal = 'Import the supplier feed for the garden range';
+  it('"garden_feed_v2.csv" says "garden" and "feed"', () => {
+    const claims = review(goal, 'Imported the garden feed: 312 rows.', [ok('tool_result', 'catalog.import', 'import imp_8819 garden_feed_v2.csv: 312 rows processed, 0 errors')]);
+    expect(held(claims)).toEqual([]);
+  });
+
+  it('an identifier with other words is no stand-in: "kitchen_feed_v2.csv" does not say "garden"', () => {
+    const claims = review(goal, 'Imported the garden feed: 312 rows.', [ok('tool_result', 'catalog.import', 'import imp_8819 kitchen_feed_v2.csv: 312 rows processed, 0 errors')]);
+    expect(held(claims)).not.toEqual([]);
+  });
+
+  it('a name is spelled exactly: "tokyo-07" says Tokyo, "tokyoite-07" and "osaka-07" do not', () => {
+    const claims = (host: string) => review('Restart the Tokyo game server', 'Restarted the Tokyo game server.', [ok('tool_result', 'fleet-ctl', `restart ${host} game server: healthy in 14s`)]);
+    expect(held(claims('tokyo-07'))).toEqual([]);
+    expect(held(claims('tokyoite-07'))).not.toEqual([]);
+    expect(held(claims('osaka-07'))).not.toEqual([]);
+  });
+});
+
+describe('a count of zero written beside a problem noun is its absence', () => {
+  const goal = 'Import the supplier feed FD-12';
+  for (const observed of ['312 rows processed, 0 errors', '312 rows processed, errors: 0']) {
+    it(`"no errors" is what "${observed}" says`, () => {
+      expect(held(review(goal, 'Imported FD-12: 312 rows, no errors.', [ok('tool_result', 'catalog.import', `import FD-12: ${observed}`)]))).toEqual([]);
+    });
+  }
+  it('"no errors" is not what "errors: 3" says, nor "0 errors" what "3 errors" says', () => {
+    expect(held(review(goal, 'Imported FD-12: 312 rows, no errors.', [ok('tool_result', 'catalog.import', 'import FD-12: 312 rows processed, errors: 3')]))).not.toEqual([]);
+    expect(held(review(goal, 'Imported FD-12: 312 rows with 0 errors.', [ok('tool_result', 'catalog.import', 'import FD-12: 312 rows processed, 3 errors')]))).not.toEqual([]);
+  });
+});
