@@ -119,6 +119,20 @@ export function readClaim(text: string, kind: ClaimKind): ClaimReading {
     // A statement's own verbs ("reaches", "owes", "went") restate its values; adverbs only colour them.
     terms.push({ word: w, index, optional: (w.pos === 'VERB' && !modifier) || w.pos === 'ADV' || nounAsVerb || instrument });
   });
+  // "SSO access revoked for the contractor", "Release 2.3 deployed to production": an action told in a reduced passive,
+  // the act's participle right after what it was done to. It is the claim's act, to be shown like a leading verb.
+  if (kind === 'action' && action === undefined && predicate === undefined && frameAt === -1) {
+    // A regular participle, or an irregular one that is no noun too ("the test set" is a set).
+    const participle = (text: string) => /ed$/i.test(text) || /^(sent|paid|made|built|done|written|taken|shown|given|chosen|rebuilt|rewritten|undone|shut|sold|spent|kept|lost|won)$/i.test(text);
+    // Followed by no object ("reached 12.4k impressions", "flagged nothing" are past tenses with theirs): a preposition, or the end.
+    const passive = (k: number) => { const next = words[k + 1]; return next === undefined || next.seg !== words[k]?.seg || /^(ADP|PART|ADV)$/.test(next.pos); };
+    const at = terms.findIndex((t) => t.optional && t.word.pos === 'VERB' && participle(t.word.text) && passive(t.index) && /^(NOUN|PROPN|VAL|NUM|X)$/.test(words[t.index - 1]?.pos ?? ''));
+    const act = terms[at];
+    if (act) {
+      terms.splice(at, 1);
+      action = { ...act, optional: false };
+    }
+  }
   return { read, kind, ...(action ? { action } : {}), ...(predicate ? { predicate } : {}), terms, values };
 }
 
@@ -172,7 +186,7 @@ export type Judgement =
   /** It is about the same fact and reports a negative or unfinished result. */
   | { verdict: 'contradicts'; matched: number[]; why: string }
   /** It does not show the fact; `missing` says what it lacks, `matched` what it has. */
-  | { verdict: 'lacks'; matched: number[]; missing: string[]; coverage: number; negative: boolean; soft?: string[] };
+  | { verdict: 'lacks'; matched: number[]; missing: string[]; coverage: number; negative: boolean; soft?: string[]; items?: string[] };
 
 /** The lexicon's part of speech for a claim word that may be said in other words: a common noun or a verb, never a name. */
 function lexPos(w: Word): LexPos | undefined {
@@ -287,6 +301,42 @@ function nounPhrase(words: readonly Word[], index: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, k) => from + k);
 }
 
+const CONJUNCTIONS = new Set(['and', 'or', '&', 'plus']);
+const ITEM_POS = /^(NOUN|PROPN|ADJ|VERB|X|VAL|NUM)$/;
+
+/**
+ * The coordinated items of a claim ("laptop and SSO access", "staging, qa and production"): for each "and"/"or", the
+ * content word on each side, and before it each further item a comma sets off. Each group names several things the claim
+ * says the same of; two verbs ("built and deployed") are acts, which the claim's reading splits, and are left out.
+ */
+export function coordinatedItems(words: readonly Word[], text: string): number[][] {
+  const groups: number[][] = [];
+  const content = (k: number) => ITEM_POS.test(words[k]?.pos ?? '');
+  words.forEach((w, k) => {
+    if (w.pos !== 'CCONJ' || !CONJUNCTIONS.has(w.lemma)) return;
+    let right = k + 1;
+    while (words[right]?.pos === 'DET') right++;
+    const left = k - 1;
+    if (!content(left) || !content(right)) return;
+    if (words[left]?.pos === 'VERB' && words[right]?.pos === 'VERB') return;
+    const group = [left, right];
+    // Further items before the first, each set off by a comma: "staging, qa(,) and production".
+    let first = left;
+    for (;;) {
+      // The start of the item: back over its determiner and modifiers ("the qa cluster").
+      let start = first;
+      const gap = (k: number) => text.slice((words[k - 1] as Word).end, (words[k] as Word).start);
+      while (start > 0 && /^(DET|ADJ|NOUN|PROPN|X|VAL|NUM)$/.test(words[start - 1]?.pos ?? '') && !gap(start).includes(',')) start--;
+      const before = start - 1;
+      if (before < 0 || !content(before) || gap(start).trim() !== ',') break;
+      group.unshift(before);
+      first = before;
+    }
+    groups.push(group);
+  });
+  return groups;
+}
+
 /**
  * What says the observation's act is not done, if anything: a modal before it ("will deploy", "would delete"), an
  * infinitive ("ready to publish"), or beside it in its segment a word saying it began, waits, was asked for, planned,
@@ -380,7 +430,8 @@ function claimedState(cwords: readonly Word[], owords: readonly Word[], matched:
   return owords.some((o) => {
     if (!segs.has(o.seg) || o.value || !/^[A-Z][A-Z_]{2,}$/.test(o.text)) return false;
     const parts = o.text.toLowerCase().split('_');
-    return parts.every((p) => cwords.some((c) => c.lemma === p || c.text.toLowerCase() === p || (p.length >= 4 && sameWord(c.lemma, p))));
+    // The claim says the state in words ("merged" for "MERGED"); a word it too writes in capitals ("SSO") is a name, not a state.
+    return parts.every((p) => cwords.some((c) => /[a-z]/.test(c.text) && (c.lemma === p || c.text.toLowerCase() === p || (p.length >= 4 && sameWord(c.lemma, p)))));
   });
 }
 
@@ -667,6 +718,7 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   // Qualifiers and objects: every content word of the claim, unless pinned.
   const acronyms = acronymSpan(claim, obs);
   const termAt = new Map<number, number>();
+  const shownTerms = new Set<number>();
   const missingTerms = new Set<number>();
   for (const term of claim.terms) {
     const lemma = term.word.lemma;
@@ -679,6 +731,7 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
       matched.add(hit);
       termAt.set(term.index, hit);
     }
+    if (hit !== -1) shownTerms.add(term.index);
     if (term.optional) continue;
     required++;
     if (hit !== -1 || pinned.has(term.index)) found++;
@@ -699,8 +752,18 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   // A missing word is only a cue when nothing else stands in its place: an unmatched name or qualifier where the
   // claim's word would be ("staging resolvers" for "production resolvers") says the observation is about another thing,
   // and names, negated words and words a substitute stands for must be shown. Other common words may be said otherwise.
+  // One of several coordinated items ("laptop and SSO access", "staging and production") is a thing of its own: where
+  // the observation shows another item of the list, the missing one is not said otherwise, it is left out.
+  const groups = coordinatedItems(cwords, claim.read.text);
+  const leftOut = (k: number) => groups.some((g) => g.includes(k) && g.some((o) => o !== k && (shownTerms.has(o) || valueAt.has(o))));
+  const items = new Set(claim.values.filter((v) => !valueAt.has(v.index) && leftOut(v.index)).map((v) => v.word.text));
   for (const index of missingTerms) {
     const w = cwords[index] as Word;
+    if (leftOut(index)) {
+      missing.push(w.text);
+      items.add(w.text);
+      continue;
+    }
     const agreeingAbsence = w.neg && [...matched].some((i) => (obs.read.failures[(owords[i] as Word).seg] ?? []).some((m: string) => m.startsWith('#zero')));
     if (isName(w) || (w.neg && !agreeingAbsence) || substituted(cwords, owords, index, termAt, valueAt, matched) || rivalObject(cwords, owords, index, matched)) missing.push(w.text);
     else soft.push(w.text);
@@ -841,7 +904,8 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   // An identifier the observation states, with every value of the claim: the record is pinned, and its other words may be said otherwise.
   const pinnedRecord = claim.values.some((v) => v.value.k === 'id' && valueAt.has(v.index)) && valueAt.size === claim.values.length;
   const forgiven = soft.length === 0 || (anchored && required >= 3 && soft.length <= Math.floor(required * SOFT_SHARE)) || (pinnedRecord && soft.length < required - valueAt.size);
-  if (!forgiven || missing.length > 0) missing.push(...soft);
+  // Items of a list the observation leaves out do not stop it forgiving the rest: another observation may show them.
+  if (!forgiven || missing.some((m) => !items.has(m))) missing.push(...soft);
   // Only an identifier in common ("us-east-1 done the same way" for "the listing for us-east-1"): the claim's words say what
   // about that thing is claimed, and the observation says none of them.
   const contentTerms = claim.terms.filter((t) => !t.optional && !pinned.has(t.index) && !namedHeads.has(t.index) && !FORGIVEN.has(t.word.lemma) && !t.word.synthetic);
@@ -929,6 +993,6 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   // The same fact reported not done ("cancel SUB-1: subscription not found"): all but the action is there.
   if (!complete && negative && missing.length === 1 && !actionShown) return { verdict: 'contradicts', matched: matchedList, why };
   if (complete) return { verdict: 'shows', matched: matchedList };
-  return { verdict: 'lacks', matched: matchedList, missing, coverage, negative, ...(soft.length ? { soft } : {}) };
+  return { verdict: 'lacks', matched: matchedList, missing, coverage, negative, ...(soft.length ? { soft } : {}), ...(items.size ? { items: [...items] } : {}) };
 }
 

@@ -345,15 +345,17 @@ function judgeClaim(reading: ClaimReading, found: readonly number[], index: Evid
     const span = spanOf(item, view(shows.i), shows.j.matched);
     return { status: 'supported', statusReason: `shown by ${item.id}: "${span?.text ?? ''}"`, missingFeatures: [], evidenceSpans: span ? [span] : [], linked };
   }
-  // Several observations, each showing part of a coordinated claim ("revoked laptop and SSO access") and together all of it.
+  // Several observations, each showing the claim for some of its coordinated items ("revoked laptop and SSO access": one
+  // shows the laptop revoked, another SSO), and together for all of them.
   const partial = judged.filter(
     (x): x is { i: number; j: Extract<Judgement, { verdict: 'lacks' }> } => x.j.verdict === 'lacks' && !x.j.negative && !isFailure(evidence[x.i] as CompletionEvidence) && x.j.coverage >= 0.5,
   );
   const tail = partial.slice(-3);
   if (tail.length >= 2) {
     const stillMissing = (tail[0] as (typeof tail)[number]).j.missing.filter((m) => tail.every((t) => t.j.missing.includes(m)));
-    const action = reading.action?.word.text;
-    if (stillMissing.length === 0 && !tail.some((t) => action !== undefined && t.j.missing.includes(action))) {
+    // Each part shows the act itself ("drafted the report" is no part of "emailed the report and the invoice").
+    const acts = [reading.action?.word.text, reading.predicate?.word.text].filter((w): w is string => w !== undefined);
+    if (stillMissing.length === 0 && !tail.some((t) => acts.some((a) => t.j.missing.includes(a)))) {
       const spans = tail.flatMap((t) => spanOf(evidence[t.i] as CompletionEvidence, view(t.i), t.j.matched) ?? []);
       return { status: 'supported', statusReason: `shown together by ${tail.map((t) => (evidence[t.i] as CompletionEvidence).id).join(', ')}`, missingFeatures: [], evidenceSpans: spans, linked };
     }

@@ -1,0 +1,93 @@
+import type { CompletionEvidence, EvidenceInput } from '@vouch/contracts';
+import { describe, expect, it } from 'vitest';
+import { deriveClaims } from '../src/derive-claims.js';
+import { coordinatedItems, readClaim } from '../src/judge-support.js';
+import { readText } from '../src/read-text.js';
+import { reconcileClaims } from '../src/reconcile-claims.js';
+import { ok } from './evidence-input.js';
+
+// Each case here was a false approval: one observation, or two together, "showed" a claim they do not show.
+
+const AT = '2025-03-01T10:00:00.000Z';
+
+function judge(summary: string, items: EvidenceInput[]) {
+  const evidence: CompletionEvidence[] = items.map((item, i) => ({ ...item, id: `ev-${i + 1}`, seq: i + 1, observedAt: AT, recordedAt: AT }));
+  const [claim] = reconcileClaims(deriveClaims({ goal: 'g', summary }, { cycle: 1 }), evidence, 'full');
+  return claim!;
+}
+
+describe('the items of a list each need showing', () => {
+  it('reads the items an "and" or "or" joins, and those a comma sets off before them', () => {
+    const text = 'Deployed release 2.3 to staging, the qa cluster and production or dev.';
+    const words = readText(text).words;
+    const named = coordinatedItems(words, text).map((g) => g.map((k) => words[k]!.text));
+    expect(named).toContainEqual(['staging', 'cluster', 'production']);
+    expect(named).toContainEqual(['production', 'dev']);
+    // Two acts are two claims, not a list of things.
+    expect(coordinatedItems(readText('built and deployed the api').words, 'built and deployed the api')).toEqual([]);
+  });
+
+  it('one item shown is not the list: "laptop and SSO access" against SSO alone', () => {
+    const held = judge('Revoked laptop and SSO access for the departing contractor.', [ok('tool_result', 'idp', 'revoked SSO access for the departing contractor')]);
+    expect(held).toMatchObject({ status: 'unverified', missingFeatures: ['laptop'] });
+    const staging = judge('Deployed release 2.3 to staging and production.', [ok('tool_result', 'deploy', 'release 2.3 deployed to staging')]);
+    expect(staging).toMatchObject({ status: 'unverified', missingFeatures: ['production'] });
+    expect(judge('Deployed release 2.3 to staging, qa and production.', [ok('tool_result', 'deploy', 'release 2.3 deployed to staging and qa')]).missingFeatures).toEqual(['production']);
+  });
+
+  it('every item shown, by one observation or by several, is the list', () => {
+    expect(judge('Deployed release 2.3 to staging and production.', [ok('tool_result', 'deploy', 'release 2.3 deployed to staging and production')]).status).toBe('supported');
+    const together = judge('Deployed release 2.3 to staging, qa and production.', [
+      ok('tool_result', 'deploy', 'release 2.3 deployed to staging and qa'),
+      ok('tool_result', 'deploy', 'release 2.3 deployed to production'),
+    ]);
+    expect(together).toMatchObject({ status: 'supported', statusReason: 'shown together by ev-1, ev-2' });
+    // A word another wording may stand for ("departing") is still forgiven where each part leaves out only an item.
+    const parts = judge('Revoked laptop and SSO access for the departing contractor.', [
+      ok('tool_result', 'mdm', 'laptop access revoked for the contractor'),
+      ok('tool_result', 'idp', 'revoked SSO access for the contractor'),
+    ]);
+    expect(parts).toMatchObject({ status: 'supported', statusReason: 'shown together by ev-1, ev-2' });
+  });
+
+  it('a part that shows another act is no part of the claim', () => {
+    const claim = judge('Emailed the report and the invoice to finance.', [ok('tool_result', 'docs', 'drafted the report for finance'), ok('tool_result', 'mail', 'emailed the invoice to finance')]);
+    expect(claim).toMatchObject({ status: 'unverified', missingFeatures: ['report'] });
+    const requested = judge('Laptop and SSO access revoked for the contractor.', [
+      ok('tool_result', 'mdm', 'laptop access for the contractor: requested'),
+      ok('tool_result', 'idp', 'revoked SSO access for the contractor'),
+    ]);
+    expect(requested.status).toBe('unverified');
+  });
+});
+
+describe('an act told after its object', () => {
+  it('reads "X revoked for Y" and "release 2.3 deployed to production" as the act, not as a word to forgive', () => {
+    expect(readClaim('SSO access revoked for the contractor', 'action').action?.word.text).toBe('revoked');
+    expect(readClaim('Release 2.3 deployed to production', 'action').action?.word.text).toBe('deployed');
+    // A past tense with its object is a statement's verb, and "the test set" is a set.
+    expect(readClaim('The announcement thread reached 12.4k impressions', 'action').action).toBeUndefined();
+    expect(readClaim('The fraud screen on CLM-20944 flagged nothing', 'action').action).toBeUndefined();
+    expect(readClaim('The model reaches 91.4% accuracy on the held-out test set', 'action').action).toBeUndefined();
+  });
+
+  it('so an observation of the thing without the act does not show it', () => {
+    expect(judge('SSO access revoked for the contractor.', [ok('tool_result', 'idp', 'SSO access for the contractor: requested')]).missingFeatures).toEqual(['revoked']);
+    expect(judge('SSO access revoked for the contractor.', [ok('tool_result', 'idp', 'SSO access for the contractor: revoked')]).status).toBe('supported');
+  });
+});
+
+describe('a name in capitals is no state', () => {
+  it('"SSO access for the contractor" does not show "Revoked SSO access"; "state: MERGED" still shows "Merged PR #311"', () => {
+    expect(judge('Revoked SSO access for the contractor.', [ok('tool_result', 'idp', 'SSO access for the contractor')])).toMatchObject({ status: 'unverified', missingFeatures: ['Revoked'] });
+    expect(judge('Merged PR #311.', [ok('tool_result', 'gh', 'PR #311 state: MERGED')]).status).toBe('supported');
+  });
+});
+
+describe('what is not a list', () => {
+  it('a clause before the list is not one of its items', () => {
+    const text = 'Updated the nginx config, restarted api and worker';
+    const words = readText(text).words;
+    expect(coordinatedItems(words, text).map((g) => g.map((k) => words[k]!.text))).toEqual([['api', 'worker']]);
+  });
+});
