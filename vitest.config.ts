@@ -61,7 +61,7 @@ export const UNIT = [
   'shared/contracts/test/operation-table.test.ts',
   'shared/contracts/test/result-budget.test.ts',
   'shared/judge/test/blind-4-readings.test.ts',
-  'shared/judge/test/coordinated-items.test.ts',
+  'shared/judge/test/fooled-approvals.test.ts',
   'shared/judge/test/candidates.test.ts',
   'shared/judge/test/derive-claims-mutants.test.ts',
   'shared/judge/test/extract-features.test.ts',

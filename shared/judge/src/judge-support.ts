@@ -86,7 +86,9 @@ export function readClaim(text: string, kind: ClaimKind): ClaimReading {
     // "using X", "via X", "with pandas" (a bare tool name), not "with the auditor" or "with Priya Nair".
     if (w.pos === 'ADP' || w.pos === 'VERB' || w.pos === 'CCONJ') {
       const next = words[index + 1];
-      instrument = (/^(using|via)$/.test(w.lemma) || (w.lemma === 'with' && next !== undefined && /^(NOUN|X)$/.test(next.pos) && !next.value)) && w.pos !== 'CCONJ';
+      // "with admin rights" is a noun phrase, not a tool's name.
+      const bare = next !== undefined && /^(NOUN|X)$/.test(next.pos) && !next.value && !/^(NOUN|PROPN)$/.test(words[index + 2]?.pos ?? '');
+      instrument = (/^(using|via)$/.test(w.lemma) || (w.lemma === 'with' && bare)) && w.pos !== 'CCONJ';
     }
     if (w.value) {
       values.push({ word: w, index, value: w.value });
@@ -115,9 +117,13 @@ export function readClaim(text: string, kind: ClaimKind): ClaimReading {
     // "The meta-analysis reports a ...": a noun right before a determiner is a verb.
     const nounAsVerb = w.pos === 'NOUN' && /s$/.test(w.text) && /^(DET|VAL|NUM)$/.test(next?.pos ?? '') && /^(NOUN|PROPN|VAL)$/.test(prev?.pos ?? '');
     // A verb between a determiner or name and a noun modifies the noun: "the Instagram launch post".
-    const modifier = w.pos === 'VERB' && /^(DET|ADJ|PROPN|NOUN)$/.test(prev?.pos ?? '') && next?.pos === 'NOUN';
+    // So does one right after the act's verb, as a word of its own ("Granted read access"; not "Gave reporting_ro").
+    const afterVerb = prev?.pos === 'VERB' && next !== undefined && /^ $/.test(read.text.slice(w.end, next.start));
+    const modifier = w.pos === 'VERB' && (/^(DET|ADJ|PROPN|NOUN)$/.test(prev?.pos ?? '') || afterVerb) && next?.pos === 'NOUN';
+    // A verb the tagger sees in a preposition's object, with nothing after it, is a noun: "for prod", "to staging".
+    const objectOfPreposition = w.pos === 'VERB' && prev !== undefined && isPreposition(prev) && (next === undefined || next.seg !== w.seg || /^(CCONJ|ADP)$/.test(next.pos));
     // A statement's own verbs ("reaches", "owes", "went") restate its values; adverbs only colour them.
-    terms.push({ word: w, index, optional: (w.pos === 'VERB' && !modifier) || w.pos === 'ADV' || nounAsVerb || instrument });
+    terms.push({ word: w, index, optional: (w.pos === 'VERB' && !modifier && !objectOfPreposition) || w.pos === 'ADV' || nounAsVerb || instrument });
   });
   // "SSO access revoked for the contractor", "Release 2.3 deployed to production": an action told in a reduced passive,
   // the act's participle right after what it was done to. It is the claim's act, to be shown like a leading verb.
@@ -301,6 +307,21 @@ function nounPhrase(words: readonly Word[], index: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, k) => from + k);
 }
 
+/** Runs of claim words joined by hyphens alone, each a noun or name ("finance-reports", "eu-west"): names of one thing. */
+function hyphenCompounds(words: readonly Word[], text: string): number[][] {
+  const runs: number[][] = [];
+  words.forEach((w, k) => {
+    const prev = words[k - 1];
+    const nominal = (x: Word) => /^(NOUN|PROPN|X)$/.test(x.pos) && !x.value;
+    if (prev && nominal(prev) && nominal(w) && text.slice(prev.end, w.start) === '-') {
+      const last = runs[runs.length - 1];
+      if (last && last[last.length - 1] === k - 1) last.push(k);
+      else runs.push([k - 1, k]);
+    }
+  });
+  return runs;
+}
+
 const CONJUNCTIONS = new Set(['and', 'or', '&', 'plus']);
 const ITEM_POS = /^(NOUN|PROPN|ADJ|VERB|X|VAL|NUM)$/;
 
@@ -386,7 +407,9 @@ function showsAction(claim: ClaimReading, obs: ObservationView, matchedValues: n
     if (pending) return { notDone: pending };
     if (w.pos === 'VERB' || w.pos === 'ADJ') return { at };
     // "refund re_3Kx9 created", "registration complete: permit issued": the act as a noun, and its completion, in one segment.
-    const done = obs.read.words.some((o) => o.seg === w.seg && ((/^(VERB|ADJ)$/.test(o.pos) && isPastForm(o.text)) || DONE_WORDS.has(o.lemma)));
+    // A removal beside it says the opposite of a claimed act that removes nothing ("encryption disabled" for "Encrypted").
+    const undone = (o: Word) => isRemoval(o.lemma) && !isRemoval(action.word.lemma);
+    const done = obs.read.words.some((o) => o.seg === w.seg && ((/^(VERB|ADJ)$/.test(o.pos) && isPastForm(o.text) && !undone(o)) || DONE_WORDS.has(o.lemma)));
     if (done) return { at };
   }
   if (inTool(obs, action.word.lemma)) return { at: -1 };
@@ -439,7 +462,8 @@ function claimedState(cwords: readonly Word[], owords: readonly Word[], matched:
 function rivalAct(action: string, owords: readonly Word[], matched: ReadonlySet<number>): boolean {
   const segs = new Set([...matched].map((i) => owords[i]?.seg));
   return owords.some((o) => {
-    if (!segs.has(o.seg) || o.pos !== 'VERB' || !o.lemma || o.synthetic) return false;
+    // "encryption disabled": a participle the tagger reads as an adjective reports an act too.
+    if (!segs.has(o.seg) || !(o.pos === 'VERB' || (o.pos === 'ADJ' && /ed$/.test(o.text))) || !o.lemma || o.synthetic) return false;
     if (sameWord(action, o.lemma) || lexicallyRelated(action, o.lemma, 'verb') || COMPLETION_WORDS.has(o.lemma) || DONE_WORDS.has(o.text.toLowerCase())) return false;
     return FRAME_VERBS.has(o.lemma) || isPastForm(o.text);
   });
@@ -564,6 +588,11 @@ function namesSomething(o: Word): boolean {
   return (o.lemma.length >= 3 || (o.pos === 'PROPN' && o.lemma.length === 2)) && !FORGIVEN.has(o.lemma);
 }
 
+/** A preposition, as the tagger reads one now and then: "to staging" as an infinitive's particle, "for prod" as a conjunction. */
+function isPreposition(w: Word): boolean {
+  return w.pos === 'ADP' || (w.pos === 'PART' && w.lemma === 'to') || (w.pos === 'SCONJ' && w.lemma === 'for');
+}
+
 /**
  * Whether the observation puts another thing where a missing claim word stands after a preposition: "to production"
  * claimed, "to staging" observed; "in eu-west-1" claimed, "in us-east-1" observed. The preposition names the slot
@@ -574,11 +603,9 @@ function rivalObject(cwords: readonly Word[], owords: readonly Word[], index: nu
   let k = index - 1;
   while (k >= 0 && (cwords[k] as Word).seg === word.seg && /^(DET|ADJ)$/.test((cwords[k] as Word).pos) && index - k <= 2) k--;
   const prep = cwords[k];
-  // The tagger reads "to staging" as an infinitive at times: "to" is then a particle.
-  const isPrep = (w: Word) => w.pos === 'ADP' || (w.pos === 'PART' && w.lemma === 'to');
-  if (!prep || prep.seg !== word.seg || !isPrep(prep) || prep.lemma.length < 2) return false;
+  if (!prep || prep.seg !== word.seg || !isPreposition(prep) || prep.lemma.length < 2) return false;
   return owords.some((o, at) => {
-    if (!isPrep(o) || o.lemma !== prep.lemma) return false;
+    if (!isPreposition(o) || o.lemma !== prep.lemma) return false;
     for (let j = at + 1; j <= at + 3 && j < owords.length; j++) {
       const next = owords[j] as Word;
       if (next.seg !== o.seg) return false;
@@ -757,6 +784,15 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   const groups = coordinatedItems(cwords, claim.read.text);
   const leftOut = (k: number) => groups.some((g) => g.includes(k) && g.some((o) => o !== k && (shownTerms.has(o) || valueAt.has(o))));
   const items = new Set(claim.values.filter((v) => !valueAt.has(v.index) && leftOut(v.index)).map((v) => v.word.text));
+  // A name joined by hyphens ("bucket finance-reports") is one thing: another name sharing a part ("finance-archive") is
+  // another thing, so where the observation shows a part of it but not the whole, the whole is missing.
+  for (const compound of hyphenCompounds(cwords, claim.read.text)) {
+    const whole = claim.read.text.slice((cwords[compound[0] as number] as Word).start, (cwords[compound[compound.length - 1] as number] as Word).end);
+    const flat = (t: string) => t.toLowerCase().replace(/[^a-z0-9]/g, '');
+    if (flat(obs.read.text).includes(flat(whole)) || !compound.some((k) => shownTerms.has(k))) continue;
+    missing.push(whole);
+    for (const k of compound) missingTerms.delete(k);
+  }
   for (const index of missingTerms) {
     const w = cwords[index] as Word;
     if (leftOut(index)) {

@@ -6,7 +6,8 @@ import { readText } from '../src/read-text.js';
 import { reconcileClaims } from '../src/reconcile-claims.js';
 import { ok } from './evidence-input.js';
 
-// Each case here was a false approval: one observation, or two together, "showed" a claim they do not show.
+// Each case here was a false approval found by probing the judge: one observation, or two together, "showed" a claim
+// they do not show.
 
 const AT = '2025-03-01T10:00:00.000Z';
 
@@ -89,5 +90,38 @@ describe('what is not a list', () => {
     const text = 'Updated the nginx config, restarted api and worker';
     const words = readText(text).words;
     expect(coordinatedItems(words, text).map((g) => g.map((k) => words[k]!.text))).toEqual([['api', 'worker']]);
+  });
+});
+
+describe('a word the tagger reads as a verb is still a thing the claim names', () => {
+  it('"for prod" is not shown by "for staging"', () => {
+    expect(judge('Rotated the API keys for prod.', [ok('tool_result', 'vault', 'rotated the API keys for staging')])).toMatchObject({ status: 'unverified', missingFeatures: ['prod'] });
+    expect(judge('Rotated the API keys for prod.', [ok('tool_result', 'vault', 'rotated the API keys for prod')]).status).toBe('supported');
+  });
+
+  it('"read access" is not shown by "write access"', () => {
+    expect(judge('Granted read access to the finance team.', [ok('tool_result', 'iam', 'granted write access to the finance team')])).toMatchObject({ status: 'unverified', missingFeatures: ['read'] });
+    expect(judge('Granted read access to the finance team.', [ok('tool_result', 'iam', 'granted read access to the finance team')]).status).toBe('supported');
+  });
+});
+
+describe('what the observation says beside the thing', () => {
+  it('a name joined by hyphens is one thing: "finance-archive" is not "finance-reports"', () => {
+    expect(judge('Uploaded report.pdf to bucket finance-reports.', [ok('tool_result', 's3', 'uploaded report.pdf to bucket finance-archive')])).toMatchObject({ status: 'unverified', missingFeatures: ['finance-reports'] });
+    expect(judge('Uploaded report.pdf to bucket finance-reports.', [ok('tool_result', 's3', 'uploaded report.pdf to bucket finance-reports')]).status).toBe('supported');
+  });
+
+  it('an act done partly is not done: "paid … partially" against "Paid … in full"', () => {
+    expect(judge('Paid invoice INV-22 in full.', [ok('tool_result', 'pay', 'paid invoice INV-22 partially ($50 of $200)')]).status).toBe('contradicted');
+  });
+
+  it('"with admin rights" is what was granted, not the tool it was done with', () => {
+    expect(judge('Created user alice with admin rights.', [ok('tool_result', 'iam', 'created user alice')])).toMatchObject({ status: 'unverified', missingFeatures: ['admin', 'rights'] });
+    expect(judge('Created user alice with admin rights.', [ok('tool_result', 'iam', 'created user alice with admin rights')]).status).toBe('supported');
+  });
+
+  it('the act as a noun with a removal beside it is not the act: "encryption disabled" for "Encrypted"', () => {
+    expect(judge('Encrypted the backups.', [ok('tool_result', 'backup', 'backups: encryption disabled')])).toMatchObject({ status: 'unverified', missingFeatures: ['Encrypted'] });
+    expect(judge('Encrypted the backups.', [ok('tool_result', 'backup', 'backups: encryption enabled')]).status).toBe('supported');
   });
 });
