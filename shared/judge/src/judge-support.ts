@@ -375,6 +375,9 @@ function notDone(action: string, at: number, owords: readonly Word[]): string | 
   if (modal) return modal.text;
   const infinitive = owords[at - 1];
   if (infinitive && infinitive.seg === w.seg && infinitive.lemma === 'to' && infinitive.pos === 'PART') return `${infinitive.text} ${w.text}`;
+  // The act as a noun after "for" is its purpose, not its outcome: "submitted for approval", "queued for deletion".
+  const purpose = owords[at - 1];
+  if (w.pos === 'NOUN' && purpose?.seg === w.seg && purpose.lemma === 'for') return `${purpose.text} ${w.text}`;
   const rehearsal = owords.find((o) => !o.neg && !quoted(o) && lower(o).some((x) => REHEARSAL_WORDS.has(x)));
   if (rehearsal) return rehearsal.text;
   const written = (o: Word) => o.text.toLowerCase();
@@ -805,7 +808,8 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     else soft.push(w.text);
   }
 
-  for (const [index, at] of termAt) {
+  // "from /tmp to /data" against "from /data to /tmp": a word or value after one direction, observed after the other.
+  for (const [index, at] of [...termAt, ...valueAt]) {
     if (at >= 0 && directionSwapped(cwords, owords, index, at)) missing.push(`${(prepositionBefore(cwords, index) as Word).text} ${(cwords[index] as Word).text}`);
   }
 

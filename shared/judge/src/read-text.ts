@@ -434,7 +434,8 @@ function splitWords(text: string, start: number): Array<{ text: string; start: n
 
 function lemmaOf(text: string, tag: Tagged | undefined): string {
   const lower = text.toLowerCase();
-  if (!tag) return lower;
+  // "orders.created_at": wink tagged only its first piece ("orders"), whose lemma is not the identifier's.
+  if (!tag || !/^[A-Za-z'’]+$/.test(text)) return lower;
   // wink lemmatises only the token it tagged; a word split differently keeps its own form.
   return tag.lemma && /^[a-z'’]+$/.test(tag.lemma) ? tag.lemma.replace(/['’]s$/, '') : lower;
 }

@@ -125,3 +125,22 @@ describe('what the observation says beside the thing', () => {
     expect(judge('Encrypted the backups.', [ok('tool_result', 'backup', 'backups: encryption enabled')]).status).toBe('supported');
   });
 });
+
+describe('identifiers, directions and purposes', () => {
+  it('a dotted identifier is compared whole: "orders.updated_at" is not "orders.created_at"', () => {
+    expect(judge('Added the index on orders.created_at.', [ok('tool_result', 'psql', 'CREATE INDEX on orders.updated_at')]).status).not.toBe('supported');
+    expect(judge('Added the index on orders.created_at.', [ok('tool_result', 'psql', 'CREATE INDEX on orders.created_at')]).status).toBe('supported');
+    expect(readText('on orders.created_at').words.find((w) => w.text === 'orders.created_at')?.lemma).toBe('orders.created_at');
+  });
+
+  it('values moved the other way: "from /data to /tmp" does not show "from /tmp to /data"', () => {
+    expect(judge('Moved the files from /tmp to /data.', [ok('tool_result', 'sh', 'moved the files from /data to /tmp')])).toMatchObject({ status: 'unverified', missingFeatures: ['from /tmp', 'to /data'] });
+    expect(judge('Moved the files from /tmp to /data.', [ok('tool_result', 'sh', 'moved the files from /tmp to /data')]).status).toBe('supported');
+  });
+
+  it('the act as a noun after "for" is what it waits for: "submitted for approval", "queued for deletion"', () => {
+    expect(judge('Approved the expense report ER-9.', [ok('tool_result', 'erp', 'expense report ER-9 submitted for approval')]).status).toBe('unverified');
+    expect(judge('Deleted the user u-7.', [ok('tool_result', 'admin', 'user u-7 queued for deletion')]).status).toBe('unverified');
+    expect(judge('Approved the expense report ER-9.', [ok('tool_result', 'erp', 'expense report ER-9: approval granted')]).status).toBe('supported');
+  });
+});
