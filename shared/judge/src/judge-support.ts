@@ -251,17 +251,23 @@ function isName(w: Word): boolean {
  * An identifier of the observation that spells a claim word as one of its parts: "garden_feed_v2.csv" says "garden"
  * and "feed", "na-07" says "NA", "round-3-assignments" says "assignments". Names compare as written.
  */
+/** How many of the observation's words name a claim word: the word itself, or a part of an identifier ("test_a"). */
+export function timesNamed(obs: ObservationView, word: Word): number {
+  const named = obs.read.words.filter((w) => !w.value && w.lemma && sameWord(word.lemma, w.lemma)).length;
+  return named + obs.read.words.filter((w) => w.value?.k === 'id' && identifierParts(w.text).some((part) => partNames(word, part))).length;
+}
+
+function identifierParts(text: string): string[] {
+  return text.split(/[-_./:@#]+|(?<=[a-z])(?=[A-Z])/).filter((part) => part.length >= 2 && /^[a-z]+$/i.test(part));
+}
+
+function partNames(word: Word, part: string): boolean {
+  return isName(word) ? part.toLowerCase() === word.lemma.toLowerCase() : sameWord(word.lemma, part.toLowerCase());
+}
+
 function inIdentifier(obs: ObservationView, word: Word): number {
-  const lemma = word.lemma;
-  if (lemma.length < 2) return -1;
-  const strict = isName(word);
-  return obs.read.words.findIndex(
-    (w) =>
-      w.value?.k === 'id' &&
-      w.text
-        .split(/[-_./:@#]+|(?<=[a-z])(?=[A-Z])/)
-        .some((part) => part.length >= 2 && /^[a-z]+$/i.test(part) && (strict ? part.toLowerCase() === lemma.toLowerCase() : sameWord(lemma, part.toLowerCase()))),
-  );
+  if (word.lemma.length < 2) return -1;
+  return obs.read.words.findIndex((w) => w.value?.k === 'id' && identifierParts(w.text).some((part) => partNames(word, part)));
 }
 
 function inTool(obs: ObservationView, lemma: string): boolean {

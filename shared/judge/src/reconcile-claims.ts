@@ -1,8 +1,9 @@
 import type { ClaimMateriality, ClaimStatus, CompletionClaim, CompletionEvidence, EvidenceSpan, ReviewPolicy } from '@vouch/contracts';
 import type { DerivedClaim } from './derive-claims.js';
 import { stem } from './extract-features.js';
-import { judgeSupport, readClaim, type ClaimReading, type Judgement, type ObservationView } from './judge-support.js';
+import { judgeSupport, readClaim, timesNamed, type ClaimReading, type Judgement, type ObservationView } from './judge-support.js';
 import { valuesMatch } from './read-values.js';
+import type { Word } from './read-text.js';
 import { currentObservations, observationReading, type ObservationFeatures } from './observation-features.js';
 
 /**
@@ -271,6 +272,17 @@ function claimedOfBoth(reading: ClaimReading): ClaimReading['values'][number] | 
   return only.value.k === 'id' ? undefined : only;
 }
 
+/**
+ * "Both tests pass", "both replicas": two things the claim names by one noun, with no value of their own. The evidence
+ * must name the noun twice (two observations, or "test_a passed, test_b passed"), or say there are two ("both", "2").
+ */
+function bothThings(reading: ClaimReading): Word | undefined {
+  const words = reading.read.words;
+  const both = words.findIndex((w) => w.lemma === 'both');
+  if (both === -1 || reading.values.length > 0) return undefined;
+  return words.slice(both + 1, both + 4).find((w) => /^(NOUN|PROPN)$/.test(w.pos));
+}
+
 function judgeClaim(reading: ClaimReading, found: readonly number[], index: EvidenceIndex, features: FeaturesBySeq, needed: boolean): ClaimJudgement {
   const { evidence } = index;
   const views = new Map<number, ObservationView>();
@@ -341,6 +353,12 @@ function judgeClaim(reading: ClaimReading, found: readonly number[], index: Evid
         evidenceSpans: [],
         linked,
       };
+    }
+    const pair = bothThings(reading);
+    const showing = judged.filter(({ j }) => j.verdict === 'shows').map(({ i }) => view(i));
+    const counted = (v: ObservationView) => v.read.words.some((w) => /^(both|two|all|each)$/.test(w.lemma) || (w.value?.k === 'num' && w.value.n >= 2 && !w.value.dim && !w.value.pct));
+    if (pair && !showing.some(counted) && showing.reduce((n, v) => n + timesNamed(v, pair), 0) < 2) {
+      return { status: 'unverified', statusReason: `it is claimed of both, but only ${item.id} shows one`, missingFeatures: [`a second ${pair.text.replace(/s$/, '')}`], evidenceSpans: [], linked };
     }
     const span = spanOf(item, view(shows.i), shows.j.matched);
     return { status: 'supported', statusReason: `shown by ${item.id}: "${span?.text ?? ''}"`, missingFeatures: [], evidenceSpans: span ? [span] : [], linked };

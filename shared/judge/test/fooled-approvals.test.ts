@@ -144,3 +144,17 @@ describe('identifiers, directions and purposes', () => {
     expect(judge('Approved the expense report ER-9.', [ok('tool_result', 'erp', 'expense report ER-9: approval granted')]).status).toBe('supported');
   });
 });
+
+describe('"both" names two things', () => {
+  it('one of them shown is not both', () => {
+    expect(judge('Both tests pass.', [ok('tool_result', 'ci', 'test_a passed')])).toMatchObject({ status: 'unverified', missingFeatures: ['a second test'] });
+    expect(judge('Both tests pass.', [ok('tool_result', 'ci', 'test_a passed in 3 s')]).status).toBe('unverified');
+    expect(judge('Restarted both replicas.', [ok('tool_result', 'k8s', 'restarted replica db-a')]).status).toBe('unverified');
+  });
+
+  it('two named, in one observation or two, or a count of two, is both', () => {
+    expect(judge('Both tests pass.', [ok('tool_result', 'ci', 'test_a passed; test_b passed')]).status).toBe('supported');
+    expect(judge('Both tests pass.', [ok('tool_result', 'ci', 'test_a passed'), ok('tool_result', 'ci', 'test_b passed')]).status).toBe('supported');
+    expect(judge('Both tests pass.', [ok('tool_result', 'ci', '2 tests passed')]).status).toBe('supported');
+  });
+});
