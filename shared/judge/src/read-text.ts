@@ -70,6 +70,8 @@ const PROBLEM_NOUNS = new Set(
     ' ',
   ),
 );
+// States a count out of a total reports ("ready 4/5"): short of the total, the state does not hold for all.
+const FRACTION_STATES = new Set('ready pass passed healthy running up available complete completed done synced succeeded delivered online migrated updated processed'.split(' '));
 const NEGATORS = new Set(['no', 'not', "n't", 'never', 'none', 'without', 'zero', 'nothing', 'nobody', 'neither', 'nor']);
 
 // Words that join English compounds ("end-to-end", "up-to-date", "out-of-band"), never a name's parts.
@@ -585,6 +587,12 @@ function markNegation(words: Word[], headEnd: number): void {
   words.forEach((w, i) => {
     const lemma = w.lemma;
     const next = words[i + 1];
+    // "non-root", "non-zero": the prefix negates the word it is joined to.
+    if (lemma === 'non' && next && next.start === w.end + 1) {
+      next.neg = true;
+      w.lemma = '';
+      return;
+    }
     if (NEGATORS.has(lemma) && lemma !== 'none') {
       if (next && isFailureWord(next.lemma)) return;
       // "no refunds failed", "nothing was rejected": the negation is of the failure, the refunds are fine.
@@ -640,6 +648,12 @@ function segmentFailures(seg: readonly Word[]): string[] {
     }
     for (const phrase of FAILURE_PHRASES) {
       if (phrase.every((p, k) => (seg[i + k] as Word | undefined)?.lemma === p || (seg[i + k] as Word | undefined)?.text.toLowerCase() === p)) out.push(phrase.join(' '));
+    }
+    // "pods ready: 4/5", "tests passed 38/40": a state's count out of a total, short of it.
+    const fraction = /^(\d+)\/(\d+)$/.exec(w.text);
+    if (fraction && Number(fraction[1]) < Number(fraction[2]) && seg.slice(Math.max(0, i - 2), i).some((o) => FRACTION_STATES.has(o.lemma) || FRACTION_STATES.has(o.text.toLowerCase()))) {
+      out.push(Number(fraction[1]) === 0 ? '#zero' : '#partial');
+      continue;
     }
     if (w.value?.k === 'num' && seg[i + 1]?.lemma === 'of' && seg[i + 2]?.value?.k === 'num') {
       const done = w.value.n;

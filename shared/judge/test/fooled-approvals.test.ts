@@ -158,3 +158,15 @@ describe('"both" names two things', () => {
     expect(judge('Both tests pass.', [ok('tool_result', 'ci', '2 tests passed')]).status).toBe('supported');
   });
 });
+
+describe('negations and counts written short', () => {
+  it('"non-root" negates root: "user: root" contradicts it, "non-root" shows it', () => {
+    expect(judge('The container runs as a non-root user.', [ok('tool_result', 'docker', 'container user: root')]).status).toBe('contradicted');
+    expect(judge('The container runs as a non-root user.', [ok('tool_result', 'docker', 'container user: app (uid 1000, non-root)')]).status).toBe('supported');
+  });
+
+  it('"ready: 4/5" is a partial count, "ready: 5/5" all', () => {
+    expect(judge('All pods are ready.', [ok('tool_result', 'k8s', 'pods ready: 4/5')]).status).toBe('contradicted');
+    expect(judge('All pods are ready.', [ok('tool_result', 'k8s', 'pods ready: 5/5')]).status).toBe('supported');
+  });
+});
