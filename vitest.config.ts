@@ -72,6 +72,7 @@ export const UNIT = [
   'shared/judge/test/quoted-support-mutants.test.ts',
   'shared/judge/test/quoted-support.test.ts',
   'shared/judge/test/read-values.test.ts',
+  'shared/judge/test/reconcile-claims-mutants.test.ts',
   'shared/judge/test/result-scope.test.ts',
   'shared/judge/test/probed-readings.test.ts',
   'shared/judge/test/stated-order.test.ts',
