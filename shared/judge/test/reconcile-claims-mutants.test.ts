@@ -476,4 +476,49 @@ describe('a coordinated claim shown in parts', () => {
     const [c] = reconcile(claim, [ok('tool_result', 'im', 'resized hero.png to 1200x600'), failed('tool_result', 'im', 'resized logo.png to 200x200, then lost it')]);
     expect(c!.status).not.toBe('supported');
   });
+
+  it('is read from the last three observations of its parts only', () => {
+    const hero = (n: string) => ok('tool_result', 'im', `resized hero.png ${n}`);
+    const logo = ok('tool_result', 'im', 'resized logo.png');
+    expect(reconcile(claim, [logo, hero('first'), hero('again'), hero('once more')])[0]).toMatchObject({
+      status: 'unverified',
+      statusReason: 'no successful observation shows it: the closest, ev-4, does not show "logo.png"',
+      missingFeatures: ['logo.png'],
+    });
+    expect(reconcile(claim, [hero('first'), logo, hero('again'), hero('once more')])[0]).toMatchObject({ status: 'supported', statusReason: 'shown together by ev-2, ev-3, ev-4' });
+  });
+
+  it('is not shown by a part that reports a negative result', () => {
+    const [c] = reconcile(claim, [ok('tool_result', 'im', 'resized hero.png'), ok('tool_result', 'im', 'resized logo.png: not sharp')]);
+    expect(c).toMatchObject({ status: 'unverified', missingFeatures: ['hero.png'] });
+  });
+
+  it('is not shown when the observation of one part does not show the act', () => {
+    const [c] = reconcile('Resized hero.png, logo.png and icon.png.', [ok('tool_result', 'im', 'resized hero.png and logo.png'), ok('tool_result', 'im', 'icon.png and logo.png at 200x200')]);
+    expect(c).toMatchObject({
+      status: 'unverified',
+      statusReason: 'no successful observation shows it: the closest, ev-1, does not show "icon.png"',
+      missingFeatures: ['icon.png'],
+      evidenceIds: ['ev-1', 'ev-2'],
+    });
+  });
+});
+
+describe('reconcileClaims', () => {
+  it('judges evidence already read into memory as it judges the raw items', () => {
+    const evidence = asEvidence([ok('delivery_result', 'drive', 'uploaded invoice-0425.pdf to the shared drive')]);
+    const claims = claimsOf('Uploaded invoice-0425.pdf to the shared drive.');
+    const raw = reconcileClaims(claims, evidence, 'full');
+    expect(raw[0]).toMatchObject({ status: 'supported', evidenceIds: ['ev-1'] });
+    expect(reconcileClaims(claims, readEvidenceInMemory(evidence), 'full')).toEqual(raw);
+  });
+
+  it('links a later success that settles a failure and an earlier one it follows', () => {
+    const [claim] = reconcile('Uploaded invoice-0425.pdf to the shared drive.', [
+      ok('delivery_result', 'drive', 'uploaded invoice-0425.pdf to the shared drive'),
+      failed('delivery_result', 'drive', 'upload of invoice-0425.pdf failed: timeout'),
+      ok('delivery_result', 'drive', 'uploaded invoice-0425.pdf to the shared drive again'),
+    ]);
+    expect(claim).toMatchObject({ status: 'supported', evidenceIds: ['ev-1', 'ev-2', 'ev-3'] });
+  });
 });
