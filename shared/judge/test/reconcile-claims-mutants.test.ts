@@ -522,3 +522,16 @@ describe('reconcileClaims', () => {
     expect(claim).toMatchObject({ status: 'supported', evidenceIds: ['ev-1', 'ev-2', 'ev-3'] });
   });
 });
+
+describe('later observations and second statements that count', () => {
+  it('a later observation sharing only a word with a candidate is not a later observation of its record', () => {
+    const evidence = asEvidence([ok('tool_result', 'jira', 'closed ticket T-100 with order ORD-9'), ok('tool_result', 'x', 'order shipped')]);
+    const { index } = readEvidenceInMemory(evidence);
+    expect(findCandidates(claimsOf('Closed ticket T-100.'), index)[0]!.candidates).toEqual([0]);
+  });
+
+  it('a value claimed of both sides is not stated a second time by an observation that does not show the claim', () => {
+    const [c] = reconcile('Counted 2,481,907 orders on both sides.', [failed('tool_result', 'psql', 'target: count of 2,481,907 orders timed out'), ok('tool_result', 'psql', 'source: 2,481,907 orders')]);
+    expect(c).toMatchObject({ status: 'unverified', statusReason: 'it is claimed of both, but only ev-2 states 2,481,907' });
+  });
+});
