@@ -53,7 +53,7 @@ const FAILURE_WORDS = new Set(
     'fail failed failing failure failures error errors missing miss timeout unmet reject rejected deny denied refuse refused decline declined ' +
     'pending unchanged empty unable unavailable invalid bounce bounced expired unmatched unanswered unsigned unpaid unresolved unverified ' +
     'abort aborted cancel cancelled canceled skip skipped block blocked stuck offline unreachable incomplete partial conflict conflicts ' +
-    'degraded unhealthy partially partly'
+    'degraded unhealthy partially partly reversed reverted voided undone rescinded'
   ).split(' '),
 );
 // Multi-word failure phrases, matched on lemmas.

@@ -170,3 +170,13 @@ describe('negations and counts written short', () => {
     expect(judge('All pods are ready.', [ok('tool_result', 'k8s', 'pods ready: 5/5')]).status).toBe('supported');
   });
 });
+
+describe('a later reversal undoes the act', () => {
+  it('"status changed: REVERSED", "refund … voided" after the act contradict it; the claim of a revert itself is shown', () => {
+    const approved = ok('tool_result', 'mdm', 'match request MR-22817 status APPROVED');
+    expect(judge('Approved match request MR-22817.', [approved, ok('tool_result', 'mdm', 'MR-22817 status changed: REVERSED - duplicate')]).status).toBe('contradicted');
+    expect(judge('Approved match request MR-22817.', [approved]).status).toBe('supported');
+    expect(judge('Refunded order #5520.', [ok('tool_result', 'pay', 'refund for order #5520 issued'), ok('tool_result', 'pay', 'refund for order #5520 voided')]).status).toBe('contradicted');
+    expect(judge('Reverted the bad commit abc123.', [ok('tool_result', 'git', 'commit abc123 reverted')]).status).toBe('supported');
+  });
+});

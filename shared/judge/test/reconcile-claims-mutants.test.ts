@@ -403,7 +403,7 @@ describe('a later observation of the record that showed the claim', () => {
     const [c] = reconcile(claim, [approved, ok('tool_result', 'api', 'MR-22817: REVERSED - duplicate entry rejected')]);
     expect(c).toMatchObject({
       status: 'contradicted',
-      statusReason: 'the latest observation of it reports a negative result (it reports "reject"): ev-2 (api): MR-22817: REVERSED - duplicate entry rejected',
+      statusReason: 'the latest observation of it reports a negative result (it reports "reverse"): ev-2 (api): MR-22817: REVERSED - duplicate entry rejected',
       evidenceIds: ['ev-1', 'ev-2'],
     });
   });
