@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Scope } from '@vouch/contracts';
 import { createPool, type Pool } from '@vouch/platform';
-import { TEST_DATABASE_URL, TEST_REDIS_URL, TsProcesses, eventually, useTestPrefix, useTestSchema, type TestPrefix, type TestSchema, type TsProcess } from '@vouch/testing';
+import { INSPECT_ARGS, TEST_DATABASE_URL, TEST_REDIS_URL, TsProcesses, collectGarbage, eventually, useTestPrefix, useTestSchema, type TestPrefix, type TestSchema, type TsProcess } from '@vouch/testing';
 import { MALLOC_ENV } from '../../vision-router/src/config.js';
 import { createApiKey } from '../src/api-keys.js';
 import type { KeyBudgets } from '../src/key-budgets.js';
@@ -39,6 +39,8 @@ export interface ProcessStackOptions {
   vars?: Partial<Record<StackProcessName, Record<string, string>>>;
   /** Arguments to node itself, per process (e.g. --cpu-prof to see where a flood's time goes). */
   nodeArgs?: Partial<Record<StackProcessName, readonly string[]>>;
+  /** Opens each process's inspector on loopback, so that collectGarbage can reach it. */
+  inspect?: boolean;
 }
 
 export interface ProcessStack {
@@ -56,6 +58,8 @@ export interface ProcessStack {
   peakRss(name: StackProcessName): number;
   /** Starts a process's peak again from its current RSS. */
   resetPeak(name: StackProcessName): void;
+  /** Runs a full garbage collection in a process now (the stack must have been started with `inspect`). */
+  collectGarbage(name: StackProcessName): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -73,6 +77,7 @@ export async function startProcessStack(label: string, opts: ProcessStackOptions
   const schemas: TestSchema[] = [];
   const owned: TestPrefix[] = [prefix];
   let pool: Pool | undefined;
+  const nodeArgsOf = (name: StackProcessName) => [...(opts.inspect ? INSPECT_ARGS : []), ...(opts.nodeArgs?.[name] ?? [])];
   // info: the start lines this waits for are logged at info.
   const base = { REDIS_URL: TEST_REDIS_URL, DATABASE_URL: TEST_DATABASE_URL, BULLMQ_PREFIX: prefix.prefix, LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '2000' };
 
@@ -100,7 +105,7 @@ export async function startProcessStack(label: string, opts: ProcessStackOptions
   try {
     const gatewaySchema = await useTestSchema(`${label}_gw`);
     schemas.push(gatewaySchema);
-    const gateway = children.spawn(mainOf('gateway'), { ...base, DB_SCHEMA: gatewaySchema.schema, PORT: '0', HOST: '127.0.0.1', ...opts.vars?.gateway }, opts.nodeArgs?.gateway);
+    const gateway = children.spawn(mainOf('gateway'), { ...base, DB_SCHEMA: gatewaySchema.schema, PORT: '0', HOST: '127.0.0.1', ...opts.vars?.gateway }, nodeArgsOf('gateway'));
     byName.set('gateway', gateway);
     const port = (JSON.parse(await started('gateway', gateway, '"gateway listening"')) as { port: number }).port;
     pool = createPool({ url: TEST_DATABASE_URL, schema: gatewaySchema.schema, applicationName: 'process-stack', max: 2 });
@@ -110,7 +115,7 @@ export async function startProcessStack(label: string, opts: ProcessStackOptions
         const schema = await useTestSchema(`${label}_${service.replace('-', '_')}`);
         schemas.push(schema);
         const vars = { ...base, DB_SCHEMA: schema.schema, HTTP_PORT: '0', ...(service === 'vision-router' ? { GATEWAY_DB_SCHEMA: gatewaySchema.schema } : {}), ...DEPLOYED_VARS[service], ...opts.vars?.[service] };
-        const child = children.spawn(mainOf(service), vars, opts.nodeArgs?.[service]);
+        const child = children.spawn(mainOf(service), vars, nodeArgsOf(service));
         byName.set(service, child);
         await started(service, child, '"msg":"started"');
       }),
@@ -133,6 +138,10 @@ export async function startProcessStack(label: string, opts: ProcessStackOptions
       rss: (name) => statusField(processOf(name).proc.pid!, 'VmRSS'),
       peakRss: (name) => statusField(processOf(name).proc.pid!, 'VmHWM'),
       resetPeak: (name) => writeFileSync(`/proc/${processOf(name).proc.pid!}/clear_refs`, '5'),
+      collectGarbage: async (name) => {
+        if (!opts.inspect) throw new Error('collectGarbage needs the stack started with inspect: true');
+        await collectGarbage(processOf(name));
+      },
       stop,
     };
   } catch (err) {

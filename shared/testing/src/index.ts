@@ -61,6 +61,7 @@ export { NOT_AN_IMAGE, makeJpeg, makePng, makeWebp } from './images.js';
 export type { ImageColor, ImageSpec } from './images.js';
 
 export { TsProcesses, eventually, spawnTsProcess } from './child-process.js';
+export { INSPECT_ARGS, collectGarbage, inspectorUrl } from './inspector.js';
 export { JobFailed, QueueJobs } from './queue-jobs.js';
 export { testActor } from './actors.js';
 export { startServiceUnderTest } from './service-under-test.js';
