@@ -19,7 +19,7 @@ import type { Value } from './read-values.js';
  */
 
 /** Bumped when extraction changes; features of another version are read again from the summary. */
-export const FEATURES_VERSION = 1;
+export const FEATURES_VERSION = 2;
 
 /** [lemma, part of speech, start, end, segment, negated (0/1), value?] */
 export type StoredWord = [string, string, number, number, number, 0 | 1] | [string, string, number, number, number, 0 | 1, Value];
@@ -69,12 +69,25 @@ export function observationReading(summary: string, features: ObservationFeature
   return { text: summary, words, failures: features.f, headEnd: features.h, tool: features.t };
 }
 
+/**
+ * The index key of a value, where it has one: an identifier; a number of at
+ * least 10 in its base unit ("1,082" and "1082", "12,500 L" and "12.5 m³"
+ * share it; smaller ones are too common to find anything by); a version.
+ */
+export function valueKey(value: Value): string | undefined {
+  if (value.k === 'id') return `i:${value.key}`;
+  if (value.k === 'num' && Math.abs(value.n) >= 10) return `n:${value.n}`;
+  if (value.k === 'ver') return `v:${value.parts.join('.')}`;
+  return undefined;
+}
+
 /** The keys an observation is found by: stems of its words and tool, its identifiers, versions and quotes. */
 export function indexKeys(features: Pick<ObservationFeatures, 'w' | 't'>): string[] {
   const keys = new Set<string>();
   for (const [lemma, pos, , , , , value] of features.w) {
     if (value) {
-      if (value.k === 'id') keys.add(`i:${value.key}`);
+      const key = valueKey(value);
+      if (key) keys.add(key);
       else if (value.k === 'quote') for (const part of value.text.split(/\s+/)) if (part.length >= 3) keys.add(`w:${stem(part)}`);
       continue;
     }

@@ -4,7 +4,7 @@ import { stem } from './extract-features.js';
 import { judgeSupport, readClaim, timesNamed, type ClaimReading, type Judgement, type ObservationView } from './judge-support.js';
 import { valuesMatch } from './read-values.js';
 import type { Word } from './read-text.js';
-import { currentObservations, observationReading, type ObservationFeatures } from './observation-features.js';
+import { currentObservations, observationReading, valueKey, type ObservationFeatures } from './observation-features.js';
 
 /**
  * Reconciles claims with the evidence: a claim is supported only when some
@@ -133,7 +133,10 @@ function keyWeight(index: EvidenceIndex, key: string): number {
 /** The index keys of a claim: its identifiers and the stems of its words. */
 function claimKeys(reading: ClaimReading): string[] {
   const keys = new Set<string>();
-  for (const v of reading.values) if (v.value.k === 'id') keys.add(`i:${v.value.key}`);
+  for (const v of reading.values) {
+    const key = valueKey(v.value);
+    if (key) keys.add(key);
+  }
   for (const t of [...reading.terms, ...(reading.action ? [reading.action] : []), ...(reading.predicate ? [reading.predicate] : [])]) keys.add(`w:${stem(t.word.lemma)}`);
   for (const v of reading.values) if (v.value.k === 'quote') for (const part of v.value.text.split(/\s+/)) if (part.length >= 3) keys.add(`w:${stem(part)}`);
   return [...keys];

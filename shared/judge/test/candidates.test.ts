@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import type { CompletionEvidence } from '@vouch/contracts';
 import { describe, expect, it } from 'vitest';
-import { candidates, indexEvidence } from '../src/reconcile-claims.js';
+import { deriveClaims } from '../src/derive-claims.js';
+import { extractObservationFeatures } from '../src/observation-features.js';
+import { candidates, findCandidates, indexEvidence } from '../src/reconcile-claims.js';
 
 /**
  * The evidence a claim is judged against: each shared index key scores an
@@ -46,6 +48,17 @@ describe('candidates', () => {
     expect(candidates(index, ['w:deploy', 'w:releas'], 1)).toEqual([4]);
     expect(candidates(index, ['w:deploy'], 10)).toEqual([0, 2, 3, 4]);
     expect(candidates(index, ['w:unknown'], 3)).toEqual([]);
+  });
+
+  it('finds an observation by a number of 10 or more, or a version, the claim names, however each writes it; not by a smaller number', () => {
+    const summaries = ['payments 1082 confirmed', 'tank at 12.5 m³', 'fleet: 12/12 on 2.7.1', 'step 3 of 9 done', 'nothing to see'];
+    const index = indexEvidence(items(summaries.length), summaries.map((s) => extractObservationFeatures(s, undefined).k));
+    const found = (summary: string) => findCandidates(deriveClaims({ goal: 'g', summary }, { cycle: 1 }), index)[0]!.candidates;
+    // No word is shared: only the value ties each claim to its observation.
+    expect(found('All 1,082 went through.')).toEqual([0]);
+    expect(found('Holding 12,500 L now.')).toEqual([1]);
+    expect(found('Everyone runs v2.7.1 now.')).toEqual([2]);
+    expect(found('Finished 3 of them.')).toEqual([]);
   });
 
   it('refuses an index without the keys of every item', () => {

@@ -44,7 +44,7 @@ describe('extractObservationFeatures', () => {
 describe('indexKeys', () => {
   const word = (lemma: string, pos: string, value?: StoredWord[6]): StoredWord => (value ? [lemma, pos, 0, 1, 0, 0, value] : [lemma, pos, 0, 1, 0, 0]);
 
-  it('indexes content words by stem, identifiers by key, the words of quotes, and the tool', () => {
+  it('indexes content words by stem, identifiers by key, numbers of 10 or more and versions by value, the words of quotes, and the tool', () => {
     const keys = indexKeys({
       w: [
         word('deploy', 'VERB'),
@@ -57,10 +57,12 @@ describe('indexKeys', () => {
         word('zz', 'VAL', { k: 'id', key: 'zz7' }),
         word('', 'VAL', { k: 'quote', text: 'all  good no' }),
         word('v4', 'VAL', { k: 'ver', parts: [4] } as never),
+        word('1,082', 'VAL', { k: 'num', n: 1082, step: 1 }),
+        word('9', 'VAL', { k: 'num', n: 9, step: 1 }),
       ],
       t: ['kubectl'],
     });
-    expect(keys).toEqual(['w:deploy', 'w:releas', 'w:acm', 'w:green', 'w:x1', 'w:42', 'w:quickly', 'i:zz7', 'w:all', 'w:good', 'w:kubectl']);
+    expect(keys).toEqual(['w:deploy', 'w:releas', 'w:acm', 'w:green', 'w:x1', 'w:42', 'w:quickly', 'i:zz7', 'w:all', 'w:good', 'v:4', 'n:1082', 'w:kubectl']);
   });
 
   it('leaves out function words, one-letter lemmas and parts of speech that name nothing', () => {
