@@ -13,7 +13,7 @@
  *     answer A got is one the gateway documents;
  *
  * and once the floods are over and a full garbage collection has run in
- * each process, every service is back within 10 % of the RSS it had before
+ * each process, every service is back within 20 % of the RSS it had before
  * its first flood (RSS_SLACK): what is left then is what the code holds, or what the
  * allocator kept, not V8's own schedule for shrinking its heap, which on a
  * busy machine ran past 45 s (stack.collectGarbage, inspector.ts).
@@ -52,11 +52,14 @@ const SIZES: FloodSizes = {
 const BODY_CACHE_BYTES = 12 * MiB;
 /**
  * How much above its RSS before its first flood a process may stay once
- * collected. The vision-router's OCR workers are threads with heaps of their
- * own, which a collection in its main thread does not reach: replaced ones
- * start afresh, and came back 5 to 16 % above.
+ * collected: what V8 and glibc keep of pages they may reuse differs by Node
+ * version (the extractor came back 3 % under on Node 20, 15 % over on Node
+ * 24), far under what a leak keeps (a gateway keeping every body: +70 %).
+ * The vision-router's OCR workers are threads with heaps of their own, which
+ * a collection in its main thread does not reach: replaced ones start
+ * afresh, and came back 5 to 17 % above.
  */
-const RSS_SLACK: Record<StackProcessName, number> = { gateway: 0.1, extractor: 0.1, 'vision-router': 0.2, 'board-dispatcher': 0.1, 'ledger-critic': 0.1 };
+const RSS_SLACK: Record<StackProcessName, number> = { gateway: 0.2, extractor: 0.2, 'vision-router': 0.25, 'board-dispatcher': 0.2, 'ledger-critic': 0.2 };
 
 /** One round: where the bound breaks, it breaks by far. */
 const BASE: MeasureOptions = { rounds: 1, samples: 20, phaseMs: 2_000, jobSamples: 1, floodJobs: 3, maxLoadedMs: 3_000, rssReturnMs: 0 };
@@ -170,7 +173,7 @@ describe('one tenant flooding an expensive operation, another calling a cheap on
     withinBound(f);
   }, 90_000);
 
-  it('gives every service its memory back once idle and collected: within 10 % of its RSS before its first flood (the extractor: and its body cache; the vision-router: 20 %)', async () => {
+  it('gives every service its memory back once idle and collected: within 20 % of its RSS before its first flood (the extractor: and its body cache; the vision-router: 25 %)', async () => {
     expect([...measured.keys()].sort()).toEqual(['bodies', 'claims', 'grep', 'mcp', 'ocr']);
     // Each process's baseline is its RSS before the first flood it served, after that flood's warm-up.
     const before = new Map<StackProcessName, number>();
