@@ -20,10 +20,12 @@ say() { printf 'vouch: %s\n' "$*"; }
 missing=()
 
 # --- preflight: name whatever is missing and how to get it ---------------------
+# The machine's Node only runs npm: the project runs on the Node 24 LTS that `npm ci` installs from the npm
+# registry (the devDependency "node"), whatever the machine has.
 if ! command -v node >/dev/null; then
-  missing+=("Node.js 20.9 or newer: https://nodejs.org or 'apt-get install nodejs npm'")
+  missing+=("Node.js 20.9 or newer, to run npm: https://nodejs.org or 'apt-get install nodejs npm'")
 elif ! node -e 'const [a,b]=process.versions.node.split(".").map(Number);process.exit(a>20||(a===20&&b>=9)?0:1)'; then
-  missing+=("Node.js 20.9 or newer (found $(node --version)): https://nodejs.org")
+  missing+=("Node.js 20.9 or newer, to run npm (found $(node --version)): https://nodejs.org")
 fi
 command -v npm >/dev/null || missing+=("npm (comes with Node.js)")
 command -v curl >/dev/null || missing+=("curl, to check the services are ready: 'apt-get install curl'")
@@ -75,6 +77,14 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   say "installing dependencies (npm ci)"
   npm ci --no-audit --no-fund
 fi
+# From here on, node, npx and every tool run on the project's own Node (as under `npm test`, which npm runs with
+# node_modules/.bin first on the PATH).
+export PATH="$PWD/node_modules/.bin:$PATH"
+if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 24 ? 0 : 1)' 2>/dev/null; then
+  say "the project's Node 24 is missing from node_modules/.bin (found $(node --version 2>&1)): run 'npm ci' again with the npm registry reachable"
+  exit 1
+fi
+say "running on Node $(node --version)"
 say "building"
 npx turbo run build --output-logs=errors-only
 say "applying migrations"

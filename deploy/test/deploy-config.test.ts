@@ -285,11 +285,11 @@ describe('Dockerfile', () => {
     return stages.some((x) => x.name === s.from) ? baseImage(s.from) : s.from;
   };
 
-  it('has deps, build and runtime stages on node:20-bookworm-slim', () => {
+  it('has deps, build and runtime stages on node:24-bookworm-slim (Node 24 LTS, as the project pins)', () => {
     const names = stages.map((s) => s.name);
     expect(names).toEqual(expect.arrayContaining(['deps', 'build', 'runtime']));
     expect(names.at(-1), 'the last stage is the runtime image').toBe('runtime');
-    for (const s of stages) expect(baseImage(s.name), `stage ${s.name}`).toBe('node:20-bookworm-slim');
+    for (const s of stages) expect(baseImage(s.name), `stage ${s.name}`).toBe('node:24-bookworm-slim');
   });
 
   it('installs from the lockfile and every workspace package.json before copying sources', () => {
