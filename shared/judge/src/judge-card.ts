@@ -52,14 +52,19 @@ export interface CardJudgement {
   submissionClaims: CompletionClaim[];
 }
 
-// A note is an opinion about the evidence, as critic feedback is in a ledger: it neither shows nor contradicts.
+// A note is an opinion about the evidence, as critic feedback is in a ledger: it neither shows nor contradicts. So is a
+// message: what someone said (the worker itself, more often than not), not what was observed. A message that repeats
+// the requirement's words word for word would otherwise verify it; the tool result, file or URL it speaks of must be
+// attached instead, and a person's word is for a reviewer to weigh (board.reviewCard with approve).
 const KIND: Record<CardEvidenceKind, EvidenceKind> = {
   tool_result: 'tool_result',
   file: 'file_change',
   url: 'runtime_observation',
-  message: 'runtime_observation',
+  message: 'critic_feedback',
   verification_note: 'critic_feedback',
 };
+
+const SAID_ONLY = 'only critic feedback mentions it; no observation does';
 
 const AT = '1970-01-01T00:00:00.000Z';
 
@@ -140,7 +145,7 @@ export function judgeCard(card: CardToJudge): CardJudgement {
       text: source.text,
       met: claim.status === 'supported',
       status: claim.status,
-      reason: claim.statusReason,
+      reason: claim.statusReason === SAID_ONLY ? 'only a message or a verification note mentions it (what someone said); no tool result, file or URL shows it' : claim.statusReason,
       evidenceIds,
       spans: claim.status === 'supported' ? claim.evidenceSpans.map((span) => clipToSummary(span, card.evidence)) : [],
       unsupportedCovers,

@@ -100,7 +100,7 @@ describe('cardObservations: the card evidence as observations', () => {
     ).toEqual([
       { id: 'a', seq: 1, kind: 'file_change', summary: 's\np', observedAt: AT, recordedAt: AT },
       { id: 'b', seq: 2, kind: 'runtime_observation', summary: 's\nhttp://x', observedAt: AT, recordedAt: AT },
-      { id: 'c', seq: 3, kind: 'runtime_observation', summary: 's', observedAt: AT, recordedAt: AT },
+      { id: 'c', seq: 3, kind: 'critic_feedback', summary: 's', observedAt: AT, recordedAt: AT },
       { id: 'd', seq: 4, kind: 'critic_feedback', summary: 's', observedAt: AT, recordedAt: AT },
       { id: 'e', seq: 5, kind: 'tool_result', summary: 's', observedAt: AT, recordedAt: AT },
       { id: 'f', seq: 6, kind: 'file_change', summary: 's', observedAt: AT, recordedAt: AT },
@@ -153,10 +153,29 @@ describe('judgeCard', () => {
     });
   });
 
-  it('takes a verification note for an opinion, not an observation', () => {
-    const judged = judgeCard(testsCard('npm test: 42 passed, 0 failures', 'verification_note'));
-    expect(judged.met).toBe(false);
-    expect(judged.requirements[0]).toMatchObject({ met: false, status: 'unverified', reason: 'only critic feedback mentions it; no observation does', evidenceIds: [], spans: [], unsupportedCovers: ['e1'] });
+  it('takes a verification note or a message for what someone said, not an observation', () => {
+    for (const kind of ['verification_note', 'message'] as const) {
+      const judged = judgeCard(testsCard('npm test: 42 passed, 0 failures', kind));
+      expect(judged.met, kind).toBe(false);
+      expect(judged.requirements[0], kind).toMatchObject({
+        met: false,
+        status: 'unverified',
+        reason: 'only a message or a verification note mentions it (what someone said); no tool result, file or URL shows it',
+        evidenceIds: [],
+        spans: [],
+        unsupportedCovers: ['e1'],
+      });
+    }
+  });
+
+  it("does not verify on a worker's message that repeats the requirement word for word, and does on the tool result it speaks of", () => {
+    const card = (kind: 'message' | 'tool_result'): CardToJudge => ({
+      title: 'Inventory the routers',
+      requirements: [{ id: 'r1', text: 'the router inventory output listing every router and its firmware version' }],
+      evidence: [{ id: 'e1', kind, summary: 'router inventory output listing every router and its firmware version', covers: ['r1'] }],
+    });
+    expect(judgeCard(card('message')).met).toBe(false);
+    expect(judgeCard(card('tool_result')).met).toBe(true);
   });
 
   it('is met only when every requirement is, and reports covers per requirement', () => {
@@ -224,8 +243,8 @@ describe('judgeCard', () => {
     const url = (kind: 'url' | 'message') =>
       judgeCard({ title: 'x', requirements: [{ id: 'r1', text: 'https://status.example.com shows all systems operational' }], evidence: [{ id: 'e1', kind, summary: 'all systems operational', ref: 'https://status.example.com' }] });
     expect(url('url').requirements[0]).toMatchObject({ met: true, spans: [{ evidenceId: 'e1', start: 0, end: 23, text: 'all systems operational' }] });
-    // A message's ref is where it was said, not something seen.
-    expect(url('message').requirements[0]).toMatchObject({ met: false, status: 'unverified', reason: 'no successful observation shows it: the closest, e1, does not show "https://status.example.com"' });
+    // A message's ref is where it was said, not something seen; and a message is no observation at all.
+    expect(url('message').requirements[0]).toMatchObject({ met: false, status: 'unverified', reason: 'only a message or a verification note mentions it (what someone said); no tool result, file or URL shows it' });
   });
 
   it('clips a span to the summary of the item it is in', () => {

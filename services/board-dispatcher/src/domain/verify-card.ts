@@ -64,7 +64,7 @@ export function ruleVerify(card: JudgedCard): RuleVerdict {
     return {
       decision: 'request_changes',
       reasons: [`card ${card.id} has no evidence: nothing shows the work was done`],
-      missing: ['evidence that shows the work was done (a tool result, file, URL or message)', ...card.evidenceRequirements.map((r) => `${r.id}: ${r.text}`)],
+      missing: ['evidence that shows the work was done (a tool result, file or URL; a message is what someone said)', ...card.evidenceRequirements.map((r) => `${r.id}: ${r.text}`)],
       coverage,
       judgement,
     };
