@@ -96,6 +96,7 @@ export const SYSTEM = [
   'deploy/test/gpu-overlay.test.ts',
   'deploy/test/gpu-pod-scripts.test.ts',
   'deploy/test/image-files.test.ts',
+  'deploy/test/promtool.test.ts',
   'services/board-dispatcher/test/dispatcher-processes.test.ts',
   'services/board-dispatcher/test/redis-restart.test.ts',
   'services/extractor/test/gpu-gate-cli.test.ts',

@@ -66,6 +66,9 @@ if [ -z "$user_database_url" ] && pg_ok && command -v psql >/dev/null; then
   fi
 fi
 
+# Not needed to run the stack, only by npm test (the alert rules' unit tests): named, not required.
+command -v promtool >/dev/null || say "note: npm test needs promtool to test the alert rules: 'apt-get install prometheus' (Debian), or promtool from https://prometheus.io/download/"
+
 if ((${#missing[@]})); then
   say "cannot start; missing:"
   for m in "${missing[@]}"; do printf '  - %s\n' "$m"; done
