@@ -32,14 +32,17 @@ describe('board snapshots', () => {
     // dispatch pass (150 card_dispatched events) brings the next snapshot due.
     for (let from = 0; from < 450; from += 150) await commands.addCards(caller(), { boardId: key.boardId, by: 'planner', cards: cards(150, from) });
     await eventually('every card to be dispatched', async () => ((await loadBoard(svc.service.pool, key))?.cards['c-450']?.status === 'dispatched' ? true : undefined), 30_000);
-    // The dispatcher writes its snapshot beside its loop, after its commit.
-    const head = await eventually('a snapshot within SNAPSHOT_EVERY events of the head', async () => {
+    // The dispatcher writes its snapshot beside its loop, after its commit: one still in flight may land between two
+    // reads (the head named 751, the snapshot read next was 901), so the head and the snapshot are taken as a pair,
+    // read twice over the snapshot.
+    const { head, snapshot } = await eventually('a snapshot within SNAPSHOT_EVERY events of the head, the one the head names', async () => {
       const h = await readHead(svc.service.pool, key);
-      return h && h.version - h.snapshotVersion < SNAPSHOT_EVERY ? h : undefined;
+      if (!h || h.version - h.snapshotVersion >= SNAPSHOT_EVERY) return undefined;
+      const s = await loadSnapshot(svc.service.pool, key);
+      const again = await readHead(svc.service.pool, key);
+      return s && again?.snapshotVersion === h.snapshotVersion ? { head: h, snapshot: s } : undefined;
     });
     expect(head.version).toBe(1 + 450 + 450);
-
-    const snapshot = (await loadSnapshot(svc.service.pool, key))!;
     expect(snapshot.version).toBe(head.snapshotVersion);
     const events = await readEvents(svc.service.pool, key);
     expect(snapshot).toStrictEqual(replayBoard(events.slice(0, snapshot.version)));
