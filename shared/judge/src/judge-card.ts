@@ -1,7 +1,7 @@
 import type { ClaimStatus, CompletionClaim, CompletionEvidence, EvidenceKind, EvidenceSpan } from '@vouch/contracts';
 import { classifyClaim, deriveClaims, type DerivedClaim } from './derive-claims.js';
 import { extractFeatures } from './extract-features.js';
-import { reconcileClaims } from './reconcile-claims.js';
+import { FEEDBACK_ONLY_REASON, reconcileClaims } from './reconcile-claims.js';
 
 /**
  * A work card judged like a completion: its evidence requirements (or, with
@@ -63,8 +63,6 @@ const KIND: Record<CardEvidenceKind, EvidenceKind> = {
   message: 'critic_feedback',
   verification_note: 'critic_feedback',
 };
-
-const SAID_ONLY = 'only critic feedback mentions it; no observation does';
 
 const AT = '1970-01-01T00:00:00.000Z';
 
@@ -145,7 +143,7 @@ export function judgeCard(card: CardToJudge): CardJudgement {
       text: source.text,
       met: claim.status === 'supported',
       status: claim.status,
-      reason: claim.statusReason === SAID_ONLY ? 'only a message or a verification note mentions it (what someone said); no tool result, file or URL shows it' : claim.statusReason,
+      reason: claim.statusReason === FEEDBACK_ONLY_REASON ? 'only a message or a verification note mentions it (what someone said); no tool result, file or URL shows it' : claim.statusReason,
       evidenceIds,
       spans: claim.status === 'supported' ? claim.evidenceSpans.map((span) => clipToSummary(span, card.evidence)) : [],
       unsupportedCovers,

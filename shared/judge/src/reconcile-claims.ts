@@ -24,6 +24,9 @@ import { currentObservations, observationReading, valueKey, type ObservationFeat
 
 /** Linked evidence ids kept per claim: the most recent ones, enough to audit without bloating the ledger. */
 export const MAX_EVIDENCE_IDS_PER_CLAIM = 20;
+
+/** The reason of a claim that only critic feedback mentions: callers that map other kinds to feedback reword it. */
+export const FEEDBACK_ONLY_REASON = 'only critic feedback mentions it; no observation does';
 /** Candidates judged per claim: the highest scored. */
 const MAX_CANDIDATES = 40;
 // Later evidence scanned per key when deciding whether a failure was followed by a success.
@@ -381,7 +384,7 @@ function judgeClaim(reading: ClaimReading, found: readonly number[], index: Evid
       return { status: 'supported', statusReason: `shown together by ${tail.map((t) => (evidence[t.i] as CompletionEvidence).id).join(', ')}`, missingFeatures: [], evidenceSpans: spans, linked };
     }
   }
-  if (feedbackOnly) return { status: 'unverified', statusReason: 'only critic feedback mentions it; no observation does', missingFeatures: [], evidenceSpans: [], linked: [...found] };
+  if (feedbackOnly) return { status: 'unverified', statusReason: FEEDBACK_ONLY_REASON, missingFeatures: [], evidenceSpans: [], linked: [...found] };
   // Nothing about this claim, or nothing more than a word or two of it.
   if (!best || best.j.coverage < 0.5) {
     return needed
