@@ -31,6 +31,7 @@ export const UNIT = [
   'services/board-dispatcher/test/board-show-page.property.test.ts',
   'services/board-dispatcher/test/board-synthesis.test.ts',
   'services/board-dispatcher/test/verify-corpus.test.ts',
+  'services/extractor/test/body-digest.test.ts',
   'services/extractor/test/count-chars.test.ts',
   'services/extractor/test/extract-anchors.test.ts',
   'services/extractor/test/grep-engine.test.ts',

@@ -38,8 +38,8 @@ import {
   type PathKey,
 } from './artifact-store.js';
 import type { BodyCache, CachedBody } from './body-cache.js';
-import { artifactIdFor, jobScopedId, sha256Hex } from './domain/artifact-identity.js';
-import { indexLines, rangeMatches } from './domain/body-lines.js';
+import { artifactIdFor, jobScopedId, sha256HexInSlices } from './domain/artifact-identity.js';
+import { DIGEST_SLICE_BYTES, indexLines, indexLinesInSlices, rangeMatches, type BodyLines } from './domain/body-lines.js';
 import { GrepPatternError, compileGrepPattern } from './domain/grep-pattern.js';
 import { scanTargets, type ScanTarget } from './domain/grep-scan.js';
 import { adviseNarrowing } from './domain/narrow-grep.js';
@@ -100,6 +100,19 @@ export function countChars(text: string, utf8: Buffer): number {
   return text.length - pairs;
 }
 
+/**
+ * A body's bytes, hash and lines, a slice at a time: an 8 MB body is tens of
+ * milliseconds of this loop, and every other tenant's job waits for the
+ * stretch it is in (docs/architecture.md, "One tenant's backlog").
+ */
+function* digestBody(content: string): Generator<void, { body: Buffer; hash: string; lines: BodyLines }, void> {
+  const body = Buffer.from(content, 'utf8');
+  if (body.length > DIGEST_SLICE_BYTES) yield;
+  const hash = yield* sha256HexInSlices(body, DIGEST_SLICE_BYTES);
+  const lines = yield* indexLinesInSlices(body);
+  return { body, hash, lines };
+}
+
 export function createExtractorCommands(deps: ExtractorCommandDeps): ExtractorCommands {
   const { pool, metrics, bodies } = deps;
   const now = () => (deps.now ? deps.now() : new Date());
@@ -128,9 +141,7 @@ export function createExtractorCommands(deps: ExtractorCommandDeps): ExtractorCo
   async function read(caller: ExtractorCaller, input: Input<typeof artifactRead>): Promise<OperationOutput<typeof artifactRead>> {
     const key: PathKey = { tenant: caller.tenant, workspace: input.workspace, path: normalizeArtifactPath(input.path) };
     if (input.gone) return recordGone(caller, key);
-    const body = Buffer.from(input.content ?? '', 'utf8');
-    const hash = sha256Hex(body);
-    const lines = indexLines(body);
+    const { body, hash, lines } = await runInSlices(digestBody(input.content ?? ''));
     const range = input.range ?? null;
     const fidelity = fidelityOf(input);
     if (range?.unit === 'bytes' && range.end - range.start !== body.length && !input.capped) {

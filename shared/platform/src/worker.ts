@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DelayedError, Job, UnrecoverableError, Worker, type ConnectionOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import {
@@ -177,7 +178,8 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
   const releaseTenantSlot = async (tenant: string, jobId: string, jobLogger: Logger): Promise<void> => {
     try {
       const next = await slots.release(tenant, jobId);
-      if (next) void Job.fromId(worker, next).then((parked) => parked?.promote()).catch(() => undefined); // gone or already back: nothing to wake
+      // A bare Job names the parked one without reading its data: a job's data may be an 8 MB body to fetch and parse for nothing.
+      if (next) void new Job(worker, 'parked', undefined, {}, next).promote().catch(() => undefined); // gone or already back: nothing to wake
     } catch (err) {
       // The lease runs out by itself.
       jobLogger.warn({ err }, 'could not free a tenant slot; it frees itself when its lease runs out');
@@ -210,14 +212,17 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
     if (actor && !actor.success) {
       throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.badInput, message: `${op.name}: job data has a malformed actor; jobs must be enqueued through the gateway` }));
     }
-    const parsed = op.input.safeParse(envelope.input);
-    if (!parsed.success) throw new UnrecoverableError(encodeJobError(badInput(op, parsed.error.issues)));
     // BullMQ gives every job it hands a worker an id; a handler keys its idempotent writes on it.
     const jobId = job.id;
     if (jobId === undefined) throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message: `${op.name}: a job without an id reached ${opts.service}` }));
     const jobLogger = logger.child({ op: op.name, jobId, tenant: envelope.tenant, ...(actor?.data ? { agent: actor.data.agent } : {}), requestId: envelope.requestId, attempt: job.attemptsMade + 1 });
+    // The slot first: a job moved aside is not validated for nothing (an 8 MB body takes tens of milliseconds of this loop).
     const slot = await takeTenantSlot(job, jobId, envelope.tenant, token, jobLogger);
     try {
+      const parsed = op.input.safeParse(envelope.input);
+      if (!parsed.success) throw new UnrecoverableError(encodeJobError(badInput(op, parsed.error.issues)));
+      // A turn of the loop between validating a large input and running it: each is a long stretch of its own.
+      await nextTurn();
       if (job.attemptsMade === 0) {
         const waited = Math.max(0, Date.now() - job.timestamp) / 1000;
         metrics.jobWait.observe({ queue: opts.queue }, waited);

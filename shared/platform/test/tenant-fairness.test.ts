@@ -33,6 +33,9 @@ class TenantLedger {
   }
 }
 
+/** Jobs whose run lasts until the test opens their gate, by label, instead of `ms`. */
+const gates = new Map<string, Promise<void>>();
+
 function startWorker(queue: QueueName, prefix: string, concurrency: number, ledger: TenantLedger, extra: { tenantLeaseMs?: number } = {}) {
   const work = tenantWorkOperation(queue);
   const metrics = createMetrics({ service: 'fairness-test', collectDefaults: false });
@@ -45,7 +48,7 @@ function startWorker(queue: QueueName, prefix: string, concurrency: number, ledg
       handle(work, async ({ label, ms }, ctx) => {
         ledger.enter(ctx.tenant, label);
         try {
-          await new Promise((r) => setTimeout(r, ms));
+          await (gates.get(label) ?? new Promise((r) => setTimeout(r, ms)));
           return { label };
         } finally {
           ledger.leave(ctx.tenant);
@@ -140,6 +143,35 @@ describe('tenant fairness at the worker', () => {
     expect(await metricValue(metrics.registry, 'vouch_jobs_processed_total', { queue: name, outcome: 'completed' })).toBe(21);
     expect(await metricValue(metrics.registry, 'vouch_jobs_deferred_total', { queue: name })).toBeGreaterThan(0);
     expect(await metricValue(metrics.registry, 'vouch_job_wait_seconds', { queue: name })).toBe(21);
+  });
+
+  it("a freed slot brings its tenant's parked job back at once, not when the job's own wait runs out", async () => {
+    const name = 'test-fairness-wake' as QueueName;
+    const { queue, qe } = await open(name);
+    const ledger = new TenantLedger();
+    // Two slots, so tenant A's share is one: its second job is moved aside while the first holds the slot.
+    const { sw } = startWorker(name, prefix.prefix, 2, ledger);
+    workers.push(sw);
+    await sw.worker.waitUntilReady();
+    let open_ = () => {};
+    gates.set('held', new Promise<void>((r) => (open_ = r)));
+    const held = await queue.add('test.work', { tenant: 'tenant-a', requestId: 'held', input: { label: 'held', ms: 0 } }, { jobId: 'held' });
+    await eventually('the held job starting', () => (ledger.started.includes('held') ? true : undefined));
+    const parked = await queue.add('test.work', { tenant: 'tenant-a', requestId: 'parked', input: { label: 'parked', ms: 0 } }, { jobId: 'parked' });
+    // Moved aside four times (250, 500, 1000 ms between): its next own look is 2 s ± 20 % away.
+    await eventually(
+      'the parked job moved aside a fourth time',
+      async () => ((await queue.getJob('parked'))?.attemptsStarted === 4 && (await queue.getJobState('parked')) === 'delayed' ? true : undefined),
+      10_000,
+      20,
+    );
+    const freedAt = Date.now();
+    open_();
+    expect(await parked.waitUntilFinished(qe, 10_000)).toEqual({ label: 'parked' });
+    // Woken by the freed slot, not by its wait of at least 1.6 s.
+    expect(Date.now() - freedAt).toBeLessThan(1_000);
+    expect(await held.waitUntilFinished(qe, 1_000)).toEqual({ label: 'held' });
+    expect(ledger.runs.get('parked')).toBe(1);
   });
 
   it("a worker killed while it holds a tenant's slot blocks that tenant only until the slot's lease expires", async () => {

@@ -5,6 +5,16 @@ export function sha256Hex(data: Uint8Array | string): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
+/** sha256Hex of bytes as a generator that yields after each `sliceBytes` hashed (run it with runInSlices, @vouch/platform). */
+export function* sha256HexInSlices(data: Uint8Array, sliceBytes: number): Generator<void, string, void> {
+  const hash = createHash('sha256');
+  for (let at = 0; at < data.length; at += sliceBytes) {
+    hash.update(data.subarray(at, at + sliceBytes));
+    if (at + sliceBytes < data.length) yield;
+  }
+  return hash.digest('hex');
+}
+
 function rangeKey(range: ArtifactRange | null): string {
   return range ? `${range.unit}:${range.start}-${range.end}` : 'whole';
 }

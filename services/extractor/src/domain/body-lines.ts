@@ -14,11 +14,31 @@ export interface BodyLines {
 
 const NEWLINE = 0x0a;
 
+/**
+ * Bytes indexed or hashed between two yields of the sliced versions below: a
+ * millisecond or two, so another job's next step waits for one slice, not
+ * for a whole 8 MB body.
+ */
+export const DIGEST_SLICE_BYTES = 1024 * 1024;
+
 export function indexLines(body: Uint8Array): BodyLines {
+  const work = indexLinesInSlices(body, Number.POSITIVE_INFINITY);
+  for (let step = work.next(); ; step = work.next()) if (step.done) return step.value;
+}
+
+/** indexLines as a generator that yields after about every `sliceBytes` (run it with runInSlices, @vouch/platform). */
+export function* indexLinesInSlices(body: Uint8Array, sliceBytes = DIGEST_SLICE_BYTES): Generator<void, BodyLines, void> {
   const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   if (buf.length === 0) return { starts: new Uint32Array(0), byteLength: 0 };
   const starts: number[] = [0];
-  for (let at = buf.indexOf(NEWLINE); at !== -1 && at + 1 < buf.length; at = buf.indexOf(NEWLINE, at + 1)) starts.push(at + 1);
+  let sliceEnd = sliceBytes;
+  for (let at = buf.indexOf(NEWLINE); at !== -1 && at + 1 < buf.length; at = buf.indexOf(NEWLINE, at + 1)) {
+    starts.push(at + 1);
+    if (at >= sliceEnd) {
+      sliceEnd = at + sliceBytes;
+      yield;
+    }
+  }
   return { starts: Uint32Array.from(starts), byteLength: buf.length };
 }
 
