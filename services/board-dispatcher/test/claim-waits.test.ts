@@ -124,6 +124,31 @@ describe('waiting claims hold no board-dispatcher worker slot', () => {
     expect(retried.headers.get('Idempotent-Replayed')).toBeNull();
   }, 40_000);
 
+  it("(c2) the cap counts the tenant's waiting claims on every gateway, not on each", async () => {
+    const other = await gw.replica();
+    const claims = Array.from({ length: CAP }, (_, k) => claim('umbrella', `spread-${k}`, 4));
+    await eventually(`all ${CAP} claims looking for work`, async () => ((await polled('umbrella', 'spread-')) >= CAP ? true : undefined), 20_000);
+
+    // The tenant's claims all wait on the first gateway; the second refuses one more.
+    const elsewhere = await fetch(`${other.url}/v1/board-claims`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${await gw.agentKey('umbrella', 'spread-extra')}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ waitSeconds: 4 }),
+    });
+    expect(elsewhere.status).toBe(429);
+    expect(((await elsewhere.json()) as Json).detail).toContain(`${CAP} board.claimCard requests of tenant umbrella are already waiting, its limit across the gateways`);
+
+    for (const answer of await Promise.all(claims)) expect(answer).toMatchObject({ status: 200, body: { claimed: false } });
+    // The places were given back: the second gateway lets the tenant wait again.
+    const again = await fetch(`${other.url}/v1/board-claims`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${await gw.agentKey('umbrella', 'spread-extra')}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ waitSeconds: 1 }),
+    });
+    expect(again.status).toBe(200);
+    await other.stop();
+  }, 40_000);
+
   it('(d) a claim whose client hung up stops waiting and takes no card', async () => {
     await boardWith('acme', 'b-gone');
     const hangUp = new AbortController();

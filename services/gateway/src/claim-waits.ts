@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { JobOutcome } from '@vouch/platform';
 import { Gauge, type Registry } from 'prom-client';
 import { RETRY_AFTER_SECONDS } from './problem.js';
+import { INFLIGHT_LEASE_MS, TenantInflight } from './tenant-inflight.js';
 
 /**
  * Waiting board.claimCard requests, held in the gateway instead of in
@@ -12,8 +13,8 @@ import { RETRY_AFTER_SECONDS } from './problem.js';
  * published when the outbox relay queues a card for that assignee) or for its
  * safety poll, then sends its job again. Waiting costs no worker slot, so one
  * tenant's idle workers cannot starve another tenant's board operations; a
- * tenant may hold at most `perTenant` waiting claims per gateway, and a
- * claim whose client has gone stops waiting and is never sent again.
+ * tenant may hold at most `perTenant` waiting claims across the gateways, and
+ * a claim whose client has gone stops waiting and is never sent again.
  */
 
 /** How one claim reaches the board-dispatcher: the first job, and each try after it under the same job id. */
@@ -69,7 +70,7 @@ function emptyHanded(outcome: JobOutcome): boolean {
 
 export class ClaimWaits {
   private readonly listeners = new Map<string, Set<Listener>>();
-  private readonly waiting = new Map<string, number>();
+  private readonly places: TenantInflight;
   private readonly gauge: Gauge;
   private closed = false;
 
@@ -77,12 +78,15 @@ export class ClaimWaits {
     private readonly opts: {
       /** A connection in subscriber mode (it may carry other subscriptions). */
       subscriber: Redis;
+      /** A connection for commands: the tenant's places among waiting claims are counted in Redis. */
+      redis: Redis;
       prefix: string;
       perTenant: number;
       safetyPollMs: number;
       registry: Registry;
     },
   ) {
+    this.places = new TenantInflight(opts.redis, opts.prefix, INFLIGHT_LEASE_MS, 'vouch-claim-waits');
     this.gauge = new Gauge({ name: 'vouch_gateway_board_claims_waiting', help: 'board.claimCard requests waiting in this gateway for work, all tenants.', registers: [opts.registry] });
   }
 
@@ -110,14 +114,14 @@ export class ClaimWaits {
    */
   async claim(req: ClaimRequest, tries: ClaimTries): Promise<JobOutcome> {
     if (req.waitSeconds === 0) return tries.first(req.timeoutMs);
-    const leave = this.enter(req.tenant);
+    const leave = await this.enter(req.tenant);
     const listener = new Listener();
     const unlisten = this.listen(req.tenant, req.agent, listener);
     try {
       return await this.tryUntilClaimed(req, tries, listener);
     } finally {
       unlisten();
-      leave();
+      await leave();
     }
   }
 
@@ -138,28 +142,31 @@ export class ClaimWaits {
   /** Ends every wait (the gateway is stopping): each claim answers with its last try, claimed: false. */
   close(): void {
     this.closed = true;
+    this.places.close();
     for (const set of this.listeners.values()) for (const listener of set) listener.hear();
   }
 
-  /** Takes a place among the tenant's waiting claims; the 429 when they are all taken. */
-  private enter(tenant: string): () => void {
-    const now = this.waiting.get(tenant) ?? 0;
-    if (now >= this.opts.perTenant) {
+  /**
+   * Takes a place among the tenant's waiting claims, counted across every
+   * gateway replica (a lease each, as the tenant's operations in flight are:
+   * tenant-inflight.ts), or the 429 when they are all taken. Counted per
+   * gateway, N replicas let one tenant hold N times the limit.
+   */
+  private async enter(tenant: string): Promise<() => Promise<void>> {
+    const place = await this.places.take(tenant, this.opts.perTenant);
+    if (!place.taken) {
       throw new VouchError(
         ERROR_CODES.tooManyRequests,
-        `${now} board.claimCard requests of tenant ${tenant} are already waiting on this gateway, its limit (BOARD_CLAIM_WAITS_PER_TENANT): ` +
+        `${place.held} board.claimCard requests of tenant ${tenant} are already waiting, its limit across the gateways (BOARD_CLAIM_WAITS_PER_TENANT): ` +
           `send waitSeconds: 0 to look for work without waiting, or retry after ${RETRY_AFTER_SECONDS} s, when one of the waits may have ended; ` +
           'if that many of your workers must wait at once, ask the operator to raise BOARD_CLAIM_WAITS_PER_TENANT',
         { details: { limit: this.opts.perTenant, retryAfterSeconds: RETRY_AFTER_SECONDS } },
       );
     }
-    this.waiting.set(tenant, now + 1);
     this.gauge.inc();
-    return () => {
-      const rest = (this.waiting.get(tenant) ?? 1) - 1;
-      if (rest > 0) this.waiting.set(tenant, rest);
-      else this.waiting.delete(tenant);
+    return async () => {
       this.gauge.dec();
+      await place.slot.release();
     };
   }
 

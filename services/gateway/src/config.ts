@@ -51,9 +51,9 @@ export const gatewayEnvSchema = commonEnvSchema.extend({
     .min(bodyLimitFor({ MEDIA_MAX_BYTES }), `must be at least the largest body, ${bodyLimitFor({ MEDIA_MAX_BYTES })} bytes, or the largest image could never be sent`)
     .optional(),
   /**
-   * board.claimCard requests of one tenant that may wait for work at once on
-   * this gateway (each holds an open request and a little memory, no worker);
-   * past it a claim that would wait is refused 429.
+   * board.claimCard requests of one tenant that may wait for work at once,
+   * across every gateway replica (each holds an open request and a little
+   * memory, no worker); past it a claim that would wait is refused 429.
    */
   BOARD_CLAIM_WAITS_PER_TENANT: z.coerce.number().int().min(1, 'must be at least 1').max(100_000, 'must be at most 100000').default(32),
   /**

@@ -73,6 +73,7 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
   await keyCache.start();
   const claimWaits = new ClaimWaits({
     subscriber,
+    redis: producer,
     prefix: env.BULLMQ_PREFIX,
     perTenant: env.BOARD_CLAIM_WAITS_PER_TENANT,
     safetyPollMs: env.BOARD_CLAIM_SAFETY_POLL_MS,

@@ -47,6 +47,8 @@ export class TenantInflight {
     redis: Redis,
     private readonly prefix: string,
     private readonly leaseMs = INFLIGHT_LEASE_MS,
+    /** What is counted, in the key: the tenant's operations in flight, or another per-tenant count (its waiting claims). */
+    private readonly name = 'vouch-tenant-inflight',
   ) {
     this.redis = redis as Redis & InflightCommands;
     this.redis.defineCommand('vouchTakeInflight', { numberOfKeys: 1, lua: TAKE });
@@ -56,7 +58,7 @@ export class TenantInflight {
 
   /** The Redis key of a tenant's leases, under the BullMQ prefix. */
   leasesKey(tenant: string): string {
-    return `${this.prefix}:vouch-tenant-inflight:${tenant}`;
+    return `${this.prefix}:${this.name}:${tenant}`;
   }
 
   /** Takes one of the tenant's `limit` slots, or says how many it holds. */

@@ -31,6 +31,8 @@ export interface GatewayUnderTest {
    */
   agentKey(tenant: string, agent: string): Promise<string>;
   fetch(path: string, init?: RequestInit & { key?: string; json?: unknown }): Promise<Response>;
+  /** Another gateway replica on the same Redis prefix and Postgres schema, on a port of its own; stopped by stop() too. */
+  replica(): Promise<{ url: string; stop(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -54,6 +56,7 @@ export async function startGatewayUnderTest(label: string, overrides: Record<str
   });
   const url = `http://127.0.0.1:${gateway.port}`;
   const agentKeys = new Map<string, Promise<string>>();
+  const replicas: Array<() => Promise<void>> = [];
   const keys = (...args: string[]) => {
     const r = spawnSync(process.execPath, ['--conditions=@vouch/source', '--import', 'tsx', KEYS_CLI, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -82,7 +85,15 @@ export async function startGatewayUnderTest(label: string, overrides: Record<str
       if (json !== undefined) headers.set('Content-Type', 'application/json');
       return fetch(`${url}${path}`, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json), method: rest.method ?? 'POST' } : {}) });
     },
+    async replica() {
+      const more = await startGateway(parseConfig(gatewayEnvSchema, env), { logger: createLogger({ service: 'gateway', level: 'silent' }), ...(operations ? { operations } : {}) });
+      let stopped: Promise<void> | undefined;
+      const stop = () => (stopped ??= more.stop());
+      replicas.push(stop);
+      return { url: `http://127.0.0.1:${more.port}`, stop };
+    },
     async stop() {
+      for (const stopReplica of replicas) await stopReplica();
       await gateway.stop();
       await prefix.cleanup();
       await schema.cleanup();
