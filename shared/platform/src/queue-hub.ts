@@ -2,6 +2,7 @@ import { Queue, QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DependencyError, SERVICE_QUEUES, isQueueName, type JobEnvelope, type OperationDef, type QueueName } from '@vouch/contracts';
 import { EventStreamCursor, MISSED_EVENTS_CHECK_MS, QUEUE_STREAMS, closeQueueEvents, lastEventId } from './event-stream.js';
+import { stashBlobs } from './job-blobs.js';
 import { consumerRedisOptions } from './redis.js';
 import { liveWorkerCount } from './worker-presence.js';
 
@@ -233,7 +234,9 @@ export class QueueHub {
     const retry = op.retry ?? DEFAULT_RETRY;
     this.assertConnected(queue);
     try {
-      return await this.queue(queue).add(op.name, envelope, {
+      // Large input strings go beside the job, not through BullMQ's scripts (job-blobs.ts).
+      const data = await stashBlobs(this.opts.producer, { prefix: this.opts.prefix, queue, jobId }, envelope);
+      return await this.queue(queue).add(op.name, data, {
         jobId,
         attempts: retry.attempts,
         ...(retry.backoffMs > 0 ? { backoff: { type: 'exponential', delay: retry.backoffMs } } : {}),

@@ -16,6 +16,7 @@ import {
   type PingResult,
 } from '@vouch/contracts';
 import { classifyFailure, type FailureKind } from './failure-kind.js';
+import { BlobMissing, dropBlobs, unstashBlobs } from './job-blobs.js';
 import { assertHandlersComplete, type OperationHandler } from './handlers.js';
 import type { Logger } from './logger.js';
 import type { PlatformMetrics } from './metrics.js';
@@ -218,8 +219,17 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
     const jobLogger = logger.child({ op: op.name, jobId, tenant: envelope.tenant, ...(actor?.data ? { agent: actor.data.agent } : {}), requestId: envelope.requestId, attempt: job.attemptsMade + 1 });
     // The slot first: a job moved aside is not validated for nothing (an 8 MB body takes tens of milliseconds of this loop).
     const slot = await takeTenantSlot(job, jobId, envelope.tenant, token, jobLogger);
+    const blobs = { prefix: opts.prefix, queue: opts.queue, jobId };
+    let ended = false;
     try {
-      const parsed = op.input.safeParse(envelope.input);
+      let input: unknown;
+      try {
+        input = await unstashBlobs(redis, blobs, envelope.input);
+      } catch (err) {
+        if (!(err instanceof BlobMissing)) throw err;
+        throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.badInput, message: `${op.name}: ${err.message}` }));
+      }
+      const parsed = op.input.safeParse(input);
       if (!parsed.success) throw new UnrecoverableError(encodeJobError(badInput(op, parsed.error.issues)));
       // A turn of the loop between validating a large input and running it: each is a long stretch of its own.
       await nextTurn();
@@ -251,8 +261,14 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
         jobLogger.error(message);
         throw new UnrecoverableError(encodeJobError({ code: ERROR_CODES.internal, message }));
       }
+      ended = true;
       return checked.data;
+    } catch (err) {
+      // Its last attempt, or one that will not be retried: nothing will read the job's large input again.
+      ended = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      throw err;
     } finally {
+      if (ended) await dropBlobs(redis, blobs, envelope.input).catch((err: unknown) => jobLogger.warn({ err }, 'could not delete the large input stored beside the job; it expires by itself'));
       // Freed before BullMQ moves the job on and fetches the next one, which may be this tenant's.
       if (slot) await releaseTenantSlot(envelope.tenant, jobId, jobLogger);
     }
