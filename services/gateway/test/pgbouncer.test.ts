@@ -14,7 +14,9 @@
  * dropped without a word, the case that matters. Without it, PgBouncer
  * refuses the connection instead.
  */
+import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StartupError, assertPoolSchema, createPool, pendingMigrations, postgresTargets, withTransaction, type Pool } from '@vouch/platform';
@@ -24,6 +26,8 @@ import { startProcessStack, type ProcessStack, type StackProcessName } from './p
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked by assertion, not by type
 type Json = any;
 
+const execFileAsync = promisify(execFile);
+const KEYS_CLI = fileURLToPath(new URL('../src/cli/keys.ts', import.meta.url));
 const TEST_DB = new URL(TEST_DATABASE_URL).pathname.slice(1) || 'postgres';
 const migrationsOf = (service: StackProcessName) => fileURLToPath(new URL(`../../${service}/migrations`, import.meta.url));
 
@@ -239,8 +243,12 @@ describe('Postgres behind PgBouncer in transaction mode', () => {
       expect(reviewed).toMatchObject({ status: 200, body: { card: { status: 'verified' } } });
     }, 90_000);
 
-    it("keeps tenants apart, and each service's rows in its own schema and no other", async () => {
-      const other = await stack.createKey('globex');
+    it("keeps tenants apart (the other tenant's key made by `npm run keys` through PgBouncer), and each service's rows in its own schema and no other", async () => {
+      const { stdout } = await execFileAsync(process.execPath, ['--conditions=@vouch/source', '--import', 'tsx', KEYS_CLI, 'create', '--tenant', 'globex'], {
+        env: { ...process.env, DATABASE_URL: bouncer.url(), DATABASE_DIRECT_URL: TEST_DATABASE_URL, DB_SCHEMA: stack.schema('gateway'), BULLMQ_PREFIX: stack.prefix },
+        timeout: 60_000,
+      });
+      const other = stdout.trim();
       expect((await call(other, `/v1/ledgers/${run}`)).status).toBe(404);
       expect((await call(other, `/v1/boards/${boardId}`)).status).toBe(404);
       // The same run id in another tenant is another ledger.
@@ -261,7 +269,7 @@ describe('Postgres behind PgBouncer in transaction mode', () => {
       expect(await rowsBySchema('board_heads', 'board_id', boardId)).toEqual({ [stack.schema('board-dispatcher')]: 1 });
       const keys = await direct.query<{ tenant: string }>(`SELECT DISTINCT tenant FROM ${stack.schema('gateway')}.api_keys ORDER BY tenant`);
       expect(keys.rows.map((r) => r.tenant)).toEqual(['acme', 'globex']);
-    });
+    }, 60_000);
   });
 
   it('a service given only DATABASE_URL through PgBouncer refuses to start, in one line that names DATABASE_DIRECT_URL', async () => {
