@@ -107,6 +107,7 @@ export const SYSTEM = [
   'services/gateway/test/mcp.test.ts',
   'services/gateway/test/media-memory.test.ts',
   'services/gateway/test/operation-fuzz.test.ts',
+  'services/gateway/test/pgbouncer.test.ts',
   'services/gateway/test/process-config.test.ts',
   'services/gateway/test/process-lifecycle.test.ts',
   'services/gateway/test/tenant-budgets.test.ts',

@@ -68,6 +68,7 @@ fi
 
 # Not needed to run the stack, only by npm test (the alert rules' unit tests): named, not required.
 command -v promtool >/dev/null || say "note: npm test needs promtool to test the alert rules: 'apt-get install prometheus' (Debian), or promtool from https://prometheus.io/download/"
+command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || say "note: npm test needs pgbouncer to test Postgres behind a pooler (it starts its own): 'apt-get install pgbouncer' (Debian)"
 
 if ((${#missing[@]})); then
   say "cannot start; missing:"

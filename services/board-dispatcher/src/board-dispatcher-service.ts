@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@vouch/contracts';
 import { loadLexicon } from '@vouch/judge';
-import { closeRedis, createConsumerRedis, redactHost, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
+import { closeRedis, createConsumerRedis, postgresTargets, redactHost, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import { BoardCache } from './board-cache.js';
 import { boardHandlers, createBoardCommands, type BoardCommands } from './board-handlers.js';
 import { BoardNotifications } from './board-notifications.js';
@@ -71,7 +71,8 @@ export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: B
         verifier.configured ? { llmVerifier: { host: redactHost(env.OLLAMA_HOST ?? ''), model: verifier.model } } : { llmVerifier: 'off: OLLAMA_HOST is unset, the rule check verifies alone' },
         'verifier configured',
       );
-      const notifications = new BoardNotifications({ url: env.DATABASE_URL, schema, logger });
+      // LISTEN needs a session of its own: the server itself when DATABASE_URL is a transaction pooler.
+      const notifications = new BoardNotifications({ url: postgresTargets(env).directUrl, schema, logger });
       await notifications.start();
       const cache = new BoardCache();
       const commands = createBoardCommands({

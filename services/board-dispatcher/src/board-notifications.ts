@@ -9,7 +9,9 @@ import { CHANGED_PREFIX, DISPATCHED_PREFIX, channelName } from './board-store.js
  * look now). One connection per process. They only make things fast: the
  * dispatcher sweeps and waiting claims poll on their own, so a lost
  * notification (or a connection pooler that cannot LISTEN) costs latency,
- * never correctness.
+ * never correctness. LISTEN holds a session, which a pooler in transaction
+ * mode does not keep: `url` is the server itself (DATABASE_DIRECT_URL when
+ * DATABASE_URL is such a pooler).
  */
 export class BoardNotifications {
   private client: pg.Client | undefined;

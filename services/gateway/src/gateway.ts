@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   QueueHub,
+  assertPoolSchema,
   closeRedis,
   createConsumerRedis,
   createLogger,
@@ -12,6 +13,7 @@ import {
   pendingMigrations,
   pingPostgres,
   pingRedis,
+  postgresTargets,
   runMigrations,
   type Logger,
   type PlatformMetrics,
@@ -51,8 +53,21 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
   const logger = opts.logger ?? createLogger({ service: 'gateway', level: env.LOG_LEVEL });
   const metrics = createMetrics({ service: 'gateway', ...(env.METRICS_TENANT_LABELS !== undefined ? { tenantLabels: env.METRICS_TENANT_LABELS } : {}) });
   const schema = env.DB_SCHEMA ?? defaultSchema('gateway');
-  await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: MIGRATIONS_DIR, logger, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS });
-  const pool = createPool({ url: env.DATABASE_URL, schema, applicationName: 'gateway', max: 20, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS, statementTimeoutMs: env.PG_STATEMENT_TIMEOUT_MS });
+  const targets = postgresTargets(env);
+  await runMigrations({ databaseUrl: targets.directUrl, variable: targets.directVariable, schema, dir: MIGRATIONS_DIR, logger, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS });
+  const pool = createPool({
+    url: targets.url,
+    schema,
+    applicationName: 'gateway',
+    max: 20,
+    connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: env.PG_STATEMENT_TIMEOUT_MS,
+    transactionPooling: targets.transactionPooling,
+  });
+  await assertPoolSchema(pool, schema, { url: targets.url, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS }).catch(async (err: unknown) => {
+    await pool.end().catch(() => {});
+    throw err;
+  });
   const producer = createProducerRedis(env.REDIS_URL, 'gateway:producer');
   producer.on('error', () => {}); // reconnects by itself; requests meanwhile get 503
   // Give Redis a moment so the first requests do not see a 503 from a connection

@@ -48,6 +48,8 @@ export interface ProcessStack {
   url: string;
   prefix: string;
   gatewaySchema: string;
+  /** The Postgres schema of one part of the stack (its DB_SCHEMA). */
+  schema(name: StackProcessName): string;
   /** A key of `tenant`, acting as `agent` when given, with its own budgets when given (npm run keys -- create … --rate --concurrency). */
   createKey(tenant: string, opts?: { agent?: string; scopes?: Scope[]; budgets?: Partial<KeyBudgets> }): Promise<string>;
   /** The process of one part of the stack. */
@@ -73,6 +75,7 @@ const statusField = (pid: number, field: 'VmRSS' | 'VmHWM') => {
 export async function startProcessStack(label: string, opts: ProcessStackOptions): Promise<ProcessStack> {
   const children = new TsProcesses();
   const byName = new Map<StackProcessName, TsProcess>();
+  const schemaOf = new Map<StackProcessName, string>();
   const prefix = await useTestPrefix(label);
   const schemas: TestSchema[] = [];
   const owned: TestPrefix[] = [prefix];
@@ -105,6 +108,7 @@ export async function startProcessStack(label: string, opts: ProcessStackOptions
   try {
     const gatewaySchema = await useTestSchema(`${label}_gw`);
     schemas.push(gatewaySchema);
+    schemaOf.set('gateway', gatewaySchema.schema);
     const gateway = children.spawn(mainOf('gateway'), { ...base, DB_SCHEMA: gatewaySchema.schema, PORT: '0', HOST: '127.0.0.1', ...opts.vars?.gateway }, nodeArgsOf('gateway'));
     byName.set('gateway', gateway);
     const port = (JSON.parse(await started('gateway', gateway, '"gateway listening"')) as { port: number }).port;
@@ -114,6 +118,7 @@ export async function startProcessStack(label: string, opts: ProcessStackOptions
       opts.services.map(async (service) => {
         const schema = await useTestSchema(`${label}_${service.replace('-', '_')}`);
         schemas.push(schema);
+        schemaOf.set(service, schema.schema);
         const vars = { ...base, DB_SCHEMA: schema.schema, HTTP_PORT: '0', ...(service === 'vision-router' ? { GATEWAY_DB_SCHEMA: gatewaySchema.schema } : {}), ...DEPLOYED_VARS[service], ...opts.vars?.[service] };
         const child = children.spawn(mainOf(service), vars, nodeArgsOf(service));
         byName.set(service, child);
@@ -131,6 +136,11 @@ export async function startProcessStack(label: string, opts: ProcessStackOptions
       url: `http://127.0.0.1:${port}`,
       prefix: prefix.prefix,
       gatewaySchema: gatewaySchema.schema,
+      schema(name) {
+        const schema = schemaOf.get(name);
+        if (!schema) throw new Error(`${name} is not part of this stack: name it in services`);
+        return schema;
+      },
       async createKey(tenant, keyOpts = {}) {
         return (await createApiKey(db, { tenant, ...keyOpts })).key;
       },

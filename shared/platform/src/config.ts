@@ -18,6 +18,15 @@ const url = (what: string, example: string) =>
 export const commonEnvSchema = z.object({
   REDIS_URL: url('Redis', LOCAL_STACK.REDIS_URL),
   DATABASE_URL: url('Postgres', LOCAL_STACK.DATABASE_URL),
+  /**
+   * The Postgres server itself, when DATABASE_URL is a pooler in transaction
+   * mode (PgBouncer pool_mode=transaction). Set, it takes the work that needs
+   * a session of its own (migrations under their advisory lock, the
+   * board-dispatcher's LISTEN), and the service pools set their schema and
+   * statement timeout in each transaction, which the pooler keeps, not at
+   * connect, which it refuses or drops (postgres.ts, postgresTargets).
+   */
+  DATABASE_DIRECT_URL: url('Postgres', LOCAL_STACK.DATABASE_URL).optional(),
   BULLMQ_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,50}$/, 'must be 1-50 letters, digits, _ or -').default('vouch'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Below Kubernetes' default 30 s terminationGracePeriodSeconds, so running jobs finish before SIGKILL. */

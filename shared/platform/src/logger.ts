@@ -15,8 +15,10 @@ export const REDACT_PATHS = [
   '*.token',
   '*.secret',
   '*.DATABASE_URL',
+  '*.DATABASE_DIRECT_URL',
   '*.REDIS_URL',
   'DATABASE_URL',
+  'DATABASE_DIRECT_URL',
   'REDIS_URL',
 ];
 

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import pg from 'pg';
 import { runner } from 'node-pg-migrate';
+import { redactUrl } from './config.js';
 import { classifyFailure } from './failure-kind.js';
-import { connectAtStart } from './startup.js';
+import { POOLER_HINT, StartupError, connectAtStart, explainPostgresFailure } from './startup.js';
 import type { Logger } from './logger.js';
 
 export type Pool = pg.Pool;
@@ -33,28 +34,70 @@ export interface PoolOptions {
    * pool.query then discards the connection instead of reusing it.
    */
   statementTimeoutMs?: number;
+  /**
+   * `url` is a pooler in transaction mode (PgBouncer pool_mode=transaction):
+   * each transaction may run on another server connection, shared with other
+   * services and schemas, and PgBouncer refuses the `options` and
+   * `statement_timeout` start-up parameters (or, told to ignore them, drops
+   * them). The schema and the statement timeout are then set with SET LOCAL
+   * at the start of every transaction, and a pool.query outside one runs in
+   * a transaction of its own (two more round trips). Default false: they are
+   * set once per connection, at connect.
+   */
+  transactionPooling?: boolean;
 }
+
+/**
+ * What a pool in transaction-pooling mode sends instead of BEGIN: the
+ * transaction with the pool's schema and statement timeout, in one round
+ * trip (a simple query of several statements).
+ */
+const BEGIN_WITH_SETTINGS = new WeakMap<pg.Pool, string>();
 
 /**
  * A pool whose connections resolve unqualified names in the service's own
  * schema: each service writes only its schema (docs/architecture.md, "Data").
+ * Behind a pooler in transaction mode (`transactionPooling`), each
+ * transaction sets it (docs/architecture.md, "Postgres behind a pooler").
  */
 export function createPool(opts: PoolOptions): pg.Pool {
   assertIdentifier(opts.schema);
   const statementTimeout = opts.statementTimeoutMs ?? 0;
+  const perTransaction = opts.transactionPooling === true;
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.max ?? 10,
-    options: `-c search_path=${opts.schema}`,
+    ...(perTransaction ? {} : { options: `-c search_path=${opts.schema}` }),
     connectionTimeoutMillis: opts.connectTimeoutMs ?? DEFAULT_PG_CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
-    ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, query_timeout: statementTimeout + 5_000 } : {}),
+    ...(statementTimeout > 0 ? { ...(perTransaction ? {} : { statement_timeout: statementTimeout }), query_timeout: statementTimeout + 5_000 } : {}),
     ...(opts.applicationName ? { application_name: opts.applicationName } : {}),
   });
   // An idle client that loses its server emits 'error' on the pool; without a
   // listener that would crash the process. The next query reconnects.
   pool.on('error', () => {});
+  if (perTransaction) {
+    const settings = [`SET LOCAL search_path TO ${pg.escapeIdentifier(opts.schema)}`, ...(statementTimeout > 0 ? [`SET LOCAL statement_timeout = ${statementTimeout}`] : [])];
+    BEGIN_WITH_SETTINGS.set(pool, ['BEGIN', ...settings].join('; '));
+    pool.query = queryInOwnTransaction(pool);
+  }
   return pool;
+}
+
+/**
+ * pool.query for a pool behind a transaction-mode pooler: the statement runs
+ * in a transaction of its own that sets the schema first. A per-query
+ * query_timeout (pingPostgres) bounds BEGIN and COMMIT too. Promise forms
+ * only: nothing here passes a callback.
+ */
+function queryInOwnTransaction(pool: pg.Pool): pg.Pool['query'] {
+  const run = (...args: unknown[]) => {
+    if (args.some((a) => typeof a === 'function')) throw new TypeError('pool.query with a callback is not supported behind a transaction pooler: use the promise form');
+    const first = args[0] as { query_timeout?: unknown } | undefined;
+    const queryTimeoutMs = typeof first === 'object' && first !== null && typeof first.query_timeout === 'number' ? first.query_timeout : undefined;
+    return inTransaction(pool, (client) => (client.query as (...a: unknown[]) => Promise<unknown>)(...args), queryTimeoutMs);
+  };
+  return run as unknown as pg.Pool['query'];
 }
 
 /**
@@ -67,8 +110,16 @@ export function createPool(opts: PoolOptions): pg.Pool {
  * would crash the process. The transaction listens for it instead; the next
  * statement fails (an outage, so a job retries), the error names why the
  * session ended, and the client is discarded, not handed to the next caller.
+ *
+ * Behind a transaction pooler (createPool's `transactionPooling`), BEGIN also
+ * sets the pool's schema and statement timeout for the transaction.
  */
-export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(pool, fn);
+}
+
+async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, queryTimeoutMs?: number): Promise<T> {
+  const control = (text: string): string | pg.QueryConfig => (queryTimeoutMs === undefined ? text : ({ text, query_timeout: queryTimeoutMs } as pg.QueryConfig));
   const client = await pool.connect();
   let lost: Error | undefined;
   const onError = (err: Error) => {
@@ -80,15 +131,15 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
     client.release(err);
   };
   try {
-    await client.query('BEGIN');
+    await client.query(control(BEGIN_WITH_SETTINGS.get(pool) ?? 'BEGIN'));
     const result = await fn(client);
-    await client.query('COMMIT');
+    await client.query(control('COMMIT'));
     release(lost);
     return result;
   } catch (err) {
     // A connection that failed mid-transaction is discarded, not handed to the next caller.
     const broken = lost !== undefined || classifyFailure(err) === 'outage';
-    if (!broken) await client.query('ROLLBACK').catch(() => {});
+    if (!broken) await client.query(control('ROLLBACK')).catch(() => {});
     release(broken ? (lost ?? toError(err)) : undefined);
     if (lost && lost !== err) throw new Error(`Postgres ended the session during the transaction: ${lost.message}`, { cause: err });
     throw err;
@@ -110,6 +161,55 @@ export async function pingPostgres(pool: pg.Pool, timeoutMs = 2_000): Promise<bo
   }
 }
 
+/** Where a process's Postgres work goes, from DATABASE_URL and DATABASE_DIRECT_URL. */
+export interface PostgresTargets {
+  /** The service pools' URL: DATABASE_URL. */
+  url: string;
+  /** For work that needs a session of its own (migrations' advisory lock, LISTEN): DATABASE_DIRECT_URL, else DATABASE_URL. */
+  directUrl: string;
+  /** The variable that names directUrl, for the messages that say what to fix. */
+  directVariable: 'DATABASE_URL' | 'DATABASE_DIRECT_URL';
+  /** Whether DATABASE_URL is a transaction-mode pooler: DATABASE_DIRECT_URL is set (createPool's `transactionPooling`). */
+  transactionPooling: boolean;
+}
+
+/**
+ * DATABASE_DIRECT_URL set means DATABASE_URL is a pooler in transaction mode
+ * (docs/architecture.md, "Postgres behind a pooler"): the pools set their
+ * schema per transaction, and session work goes to the server directly.
+ * Unset, everything goes to DATABASE_URL as before.
+ */
+export function postgresTargets(env: { DATABASE_URL: string; DATABASE_DIRECT_URL?: string | undefined }): PostgresTargets {
+  const direct = env.DATABASE_DIRECT_URL;
+  return direct
+    ? { url: env.DATABASE_URL, directUrl: direct, directVariable: 'DATABASE_DIRECT_URL', transactionPooling: true }
+    : { url: env.DATABASE_URL, directUrl: env.DATABASE_URL, directVariable: 'DATABASE_URL', transactionPooling: false };
+}
+
+/**
+ * Refuses a start whose pool does not resolve names in `schema`: what a
+ * pooler in transaction mode does to a schema set at connect when it is told
+ * to ignore the `options` start-up parameter (PgBouncer's
+ * ignore_startup_parameters) and DATABASE_DIRECT_URL is not set; without
+ * this the service would read and write another schema, or fail every
+ * statement with "relation does not exist". A pool that cannot connect (a
+ * pooler that refuses the parameter) fails the start too, in one line
+ * (StartupError).
+ */
+export async function assertPoolSchema(pool: Queryable, schema: string, at: { url: string; connectTimeoutMs: number }): Promise<void> {
+  let current: string | null | undefined;
+  try {
+    current = (await pool.query<{ schema: string | null }>('SELECT current_schema() AS schema')).rows[0]?.schema;
+  } catch (err) {
+    throw explainPostgresFailure(err, { url: at.url, connectTimeoutMs: at.connectTimeoutMs });
+  }
+  if (current === schema) return;
+  throw new StartupError(
+    'DATABASE_URL',
+    `Postgres at DATABASE_URL=${redactUrl(at.url)} resolves names in ${current ? `schema "${current}"` : 'no schema'}, not in "${schema}": ${POOLER_HINT}`,
+  );
+}
+
 const MIGRATIONS_TABLE = 'pgmigrations';
 
 /** A per-schema advisory lock id, so services migrating their own schemas do not wait on each other. */
@@ -123,11 +223,30 @@ function migrationLockId(schema: string): number {
  * when another replica holds it), so replicas starting together apply each
  * migration once.
  */
-export async function runMigrations(opts: { databaseUrl: string; schema: string; dir: string; logger?: Logger; connectTimeoutMs?: number }): Promise<string[]> {
+export async function runMigrations(opts: {
+  /**
+   * A direct connection (postgresTargets' directUrl), never a pooler in
+   * transaction mode: node-pg-migrate holds a session's advisory lock and
+   * sets the session's search_path, which such a pooler would leave on a
+   * server connection that other clients then get.
+   */
+  databaseUrl: string;
+  schema: string;
+  dir: string;
+  logger?: Logger;
+  connectTimeoutMs?: number;
+  /** The variable that names databaseUrl, for a failure at connect; default DATABASE_URL. */
+  variable?: string;
+}): Promise<string[]> {
   assertIdentifier(opts.schema);
   const log = opts.logger;
   // Our own client, so the connect is bounded and its failure says which variable to fix (StartupError).
-  const client = await connectAtStart({ url: opts.databaseUrl, connectTimeoutMs: opts.connectTimeoutMs ?? DEFAULT_PG_CONNECT_TIMEOUT_MS, applicationName: 'migrations' });
+  const client = await connectAtStart({
+    url: opts.databaseUrl,
+    connectTimeoutMs: opts.connectTimeoutMs ?? DEFAULT_PG_CONNECT_TIMEOUT_MS,
+    applicationName: 'migrations',
+    ...(opts.variable ? { variable: opts.variable } : {}),
+  });
   try {
     return await migrateWith(client, opts, log);
   } finally {
@@ -135,7 +254,7 @@ export async function runMigrations(opts: { databaseUrl: string; schema: string;
   }
 }
 
-async function migrateWith(client: pg.Client, opts: { schema: string; dir: string }, log: Logger | undefined): Promise<string[]> {
+async function migrateWith(client: pg.Client, opts: { databaseUrl: string; schema: string; dir: string }, log: Logger | undefined): Promise<string[]> {
   const applied = await runner({
     dbClient: client,
     dir: opts.dir,
@@ -156,7 +275,7 @@ async function migrateWith(client: pg.Client, opts: { schema: string; dir: strin
     },
   });
   const names = applied.map((m) => m.name);
-  if (names.length) log?.info({ schema: opts.schema, migrations: names }, 'migrations applied');
+  if (names.length) log?.info({ schema: opts.schema, migrations: names, database: redactUrl(opts.databaseUrl) }, 'migrations applied');
   return names;
 }
 

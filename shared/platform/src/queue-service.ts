@@ -6,7 +6,7 @@ import type { ReadinessCheck } from './health.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type PlatformMetrics } from './metrics.js';
 import { startOpsServer, type OpsServer, type Phase } from './ops-server.js';
-import { createPool, pendingMigrations, pingPostgres, runMigrations, type Pool } from './postgres.js';
+import { assertPoolSchema, createPool, pendingMigrations, pingPostgres, postgresTargets, runMigrations, type Pool } from './postgres.js';
 import { QUEUE_STREAMS } from './event-stream.js';
 import { consumerRedisOptions, createConsumerRedis, closeRedis, pingRedis } from './redis.js';
 import { startServiceWorker, type ServiceWorker } from './worker.js';
@@ -111,7 +111,15 @@ export async function startQueueService<Setup extends ServiceSetup>(spec: QueueS
   const logger = spec.logger ?? createLogger({ service: spec.service, level: env.LOG_LEVEL });
   const metrics = spec.metrics ?? createMetrics({ service: spec.service, ...(env.METRICS_TENANT_LABELS !== undefined ? { tenantLabels: env.METRICS_TENANT_LABELS } : {}) });
   const schema = env.DB_SCHEMA ?? defaultSchema(spec.service);
-  const pool = createPool({ url: env.DATABASE_URL, schema, applicationName: spec.service, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS, statementTimeoutMs: env.PG_STATEMENT_TIMEOUT_MS });
+  const targets = postgresTargets(env);
+  const pool = createPool({
+    url: targets.url,
+    schema,
+    applicationName: spec.service,
+    connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: env.PG_STATEMENT_TIMEOUT_MS,
+    transactionPooling: targets.transactionPooling,
+  });
   const closers: Array<() => Promise<unknown>> = [];
   // The ops server comes first, so /livez answers during every wait below
   // (another replica's migrations, Redis) and /readyz says what the start waits for.
@@ -125,7 +133,8 @@ export async function startQueueService<Setup extends ServiceSetup>(spec: QueueS
   logger.info({ port: ops.port }, 'serving /livez, /readyz and /metrics');
   let parts: ServiceParts<Setup> | undefined;
   try {
-    await runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: spec.migrationsDir, logger, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS });
+    await runMigrations({ databaseUrl: targets.directUrl, variable: targets.directVariable, schema, dir: spec.migrationsDir, logger, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS });
+    await assertPoolSchema(pool, schema, { url: targets.url, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS });
     const { handlers, ...built } = await spec.setup({ pool, logger, metrics, schema });
     parts = built;
     const operations = spec.operations ?? operationsForQueue(spec.queue);

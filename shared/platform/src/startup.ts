@@ -19,6 +19,10 @@ export class StartupError extends Error {
   }
 }
 
+/** What to do when DATABASE_URL is a pooler in transaction mode that refuses or drops what a connection sets at start. */
+export const POOLER_HINT =
+  'a pooler in transaction mode (PgBouncer) refuses or drops the schema and timeout a connection sets at start: set DATABASE_DIRECT_URL to the Postgres server itself, and the services set them in each transaction';
+
 /** Why a Postgres connection at start failed, in words an operator acts on. */
 export function explainPostgresFailure(err: unknown, opts: { url: string; variable?: string; connectTimeoutMs: number }): StartupError {
   const variable = opts.variable ?? 'DATABASE_URL';
@@ -32,6 +36,7 @@ export function explainPostgresFailure(err: unknown, opts: { url: string; variab
   else if (/timeout expired|connection timeout|timeout exceeded/i.test(message) || code === 'ETIMEDOUT')
     line = `${at} did not answer within ${opts.connectTimeoutMs} ms (PG_CONNECT_TIMEOUT_MS): check that ${variable} points at Postgres and not another service, and that no firewall drops the traffic`;
   else if (code.startsWith('28')) line = `${at} refused the login (${code}: ${message}): check the user and password in ${variable}`;
+  else if (/unsupported startup parameter/i.test(message)) line = `${at} refused a start-up parameter (${message}): ${POOLER_HINT}`;
   else if (code === '3D000') line = `${at} has no such database (${message}): create it, or fix the database name in ${variable}`;
   else if (classifyFailure(err) === 'outage') line = `${at} is unavailable (${code || message}): check that Postgres is running and reachable from here`;
   else line = `${at} failed (${code ? `${code}: ` : ''}${message}): check that ${variable} names a Postgres 15 or later that this process may use`;

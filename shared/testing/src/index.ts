@@ -71,6 +71,8 @@ export type { MetricsSource } from './metrics.js';
 export type { TsProcess } from './child-process.js';
 
 export { closedPort, startSilentServer, startTcpProxy } from './tcp-faults.js';
+export { startPgBouncer } from './pgbouncer.js';
+export type { PgBouncer, PgBouncerOptions } from './pgbouncer.js';
 export type { SilentServer, TcpProxy } from './tcp-faults.js';
 
 export { OMIT, inputAsReceived, inputFields, percentEncode, requestFor, sampleValue, sendRequest, unwrapSchema, withField } from './operation-walk.js';

@@ -8,7 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { OPERATOR_TENANT, SCOPES, keyAgentProblem, type Scope } from '@vouch/contracts';
-import { commonEnvSchema, createPool, createProducerRedis, defaultSchema, loadConfigOrExit, redactUrl, runMigrations, startOrExit, withLocalStack } from '@vouch/platform';
+import { commonEnvSchema, createPool, createProducerRedis, defaultSchema, loadConfigOrExit, postgresTargets, redactUrl, runMigrations, startOrExit, withLocalStack } from '@vouch/platform';
 import { API_KEY_CACHE_TTL_MS, announceKeyChange, announceRevocation } from '../api-key-cache.js';
 import { createApiKey, createOperatorKey, listApiKeys, revokeApiKey, setKeyBudgets } from '../api-keys.js';
 import { MIGRATIONS_DIR } from '../migrations-dir.js';
@@ -27,7 +27,7 @@ const USAGE = `usage:
 // Where running gateways listen for revocations: the same Redis and prefix they use.
 const env = loadConfigOrExit(
   'keys',
-  commonEnvSchema.pick({ DATABASE_URL: true, DB_SCHEMA: true, REDIS_URL: true, BULLMQ_PREFIX: true, PG_CONNECT_TIMEOUT_MS: true }),
+  commonEnvSchema.pick({ DATABASE_URL: true, DATABASE_DIRECT_URL: true, DB_SCHEMA: true, REDIS_URL: true, BULLMQ_PREFIX: true, PG_CONNECT_TIMEOUT_MS: true }),
   withLocalStack(),
 );
 
@@ -98,10 +98,11 @@ async function tellGateways(announce: typeof announceRevocation, id: string, wha
 
 const schema = env.DB_SCHEMA ?? defaultSchema('gateway');
 // Most often Postgres is not running: one line saying where it was looked for and how to fix it (exit 78).
-await startOrExit('keys', () => runMigrations({ databaseUrl: env.DATABASE_URL, schema, dir: MIGRATIONS_DIR, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS }), {
+const targets = postgresTargets(env);
+await startOrExit('keys', () => runMigrations({ databaseUrl: targets.directUrl, variable: targets.directVariable, schema, dir: MIGRATIONS_DIR, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS }), {
   hint: 'start the stack with ./scripts/up.sh, or set DATABASE_URL',
 });
-const pool = createPool({ url: env.DATABASE_URL, schema, max: 1, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS });
+const pool = createPool({ url: targets.url, schema, max: 1, connectTimeoutMs: env.PG_CONNECT_TIMEOUT_MS, transactionPooling: targets.transactionPooling });
 try {
   if (command === 'create') {
     if (values.operator && (values.tenant || values.scopes)) fail('an operator key has no tenant and no scopes: drop --tenant and --scopes');
