@@ -81,6 +81,7 @@ export const channelName = (prefix: string, schema: string) => `${prefix}${schem
 /** Where the board's stream ends, and the version of its snapshot when the head was read (0: none); a newer one may have landed since. */
 export type BoardHead = StreamHead;
 
+/** The board's head; undefined when there is no such board. `lock` queues writers of one board behind each other. */
 export const readHead = boardStream.readHead;
 /** The board's snapshot, upcast to today's state; undefined when none was written. */
 export const loadSnapshot = boardStream.loadSnapshot;
