@@ -5,7 +5,7 @@ import { closeRedis, createConsumerRedis, postgresTargets, redactHost, startQueu
 import { BoardCache } from './board-cache.js';
 import { boardHandlers, createBoardCommands, type BoardCommands } from './board-handlers.js';
 import { BoardNotifications } from './board-notifications.js';
-import { cardCounts, diagnosticCounts, pruneProcessedJobs } from './board-store.js';
+import { boardStream, cardCounts, diagnosticCounts } from './board-store.js';
 import type { BoardDispatcherEnv } from './config.js';
 import { readLease } from './dispatcher-lease.js';
 import { Dispatcher, defaultHolder, type DispatcherOptions } from './dispatcher.js';
@@ -54,7 +54,7 @@ export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: B
     migrationsDir: MIGRATIONS_DIR,
     ...platformOverrides,
     async setup({ pool, logger, metrics, schema }) {
-      const pruned = await pruneProcessedJobs(pool, PROCESSED_JOB_RETENTION_MS);
+      const pruned = await boardStream.pruneProcessedJobs(pool, PROCESSED_JOB_RETENTION_MS);
       if (pruned) logger.info({ pruned }, 'forgot old processed-job records');
       // The judge's word senses load before the first review, not inside it (lexicon.ts).
       loadLexicon();

@@ -21,21 +21,19 @@ import {
   type BoardSummary,
   type Diagnostic,
 } from '@vouch/contracts';
-import { handle, withTransaction, type HandlerContext, type Logger, type OperationHandler, type Pool, type Queryable } from '@vouch/platform';
+import { handle, writeStreamJob, type HandlerContext, type Logger, type OperationHandler, type Pool, type Queryable } from '@vouch/platform';
 import type { z } from 'zod';
-import { BoardCache, loadCommitted } from './board-cache.js';
+import { BoardCache } from './board-cache.js';
 import type { BoardNotifications } from './board-notifications.js';
 import {
-  BoardWriteConflict,
   appendEvents,
-  saveSnapshotAfterCommit,
+  boardStream,
   claimExpiry,
   claimableDispatches,
   extendClaim,
-  findProcessedJob,
   lockClaimLease,
-  lockHeadForJob,
   listDiagnostics,
+  loadCommitted,
   readHead,
   recordDiagnostic,
   touchConsumer,
@@ -128,10 +126,6 @@ export interface BoardCommands {
 
 const WRITE_TRIES = 5;
 
-function backOff(tries: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * tries));
-}
-
 export function boardSummary(state: BoardState): BoardSummary {
   return {
     boardId: state.boardId,
@@ -169,28 +163,21 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
     decide: (state: BoardState | undefined, also: X) => Decision & { result: (state: BoardState) => R },
     readAlso?: (tx: Queryable, state: BoardState | undefined) => Promise<X>,
   ): Promise<R> {
-    for (let tries = 1; ; tries++) {
-      try {
-        const { result, committed, snapshotDue } = await withTransaction(pool, async (tx) => {
-          const { prior, head } = await lockHeadForJob(tx, key, job.jobId);
-          if (prior !== undefined) return { result: prior as R, committed: undefined, snapshotDue: false };
-          const current = await loadCommitted(tx, key, head, cache.get(key));
-          const expectedVersion = current?.version ?? 0;
-          const decision = decide(current, (readAlso ? await readAlso(tx, current) : undefined) as X);
-          const result = decision.result(decision.state);
-          if (decision.events.length === 0) return { result, committed: current, snapshotDue: false };
-          const { snapshotDue } = await appendEvents(tx, key, expectedVersion, decision.events, decision.state, { processedJob: { jobId: job.jobId, operation: job.operation, result } });
-          return { result, committed: decision.state, snapshotDue };
-        });
-        if (committed) cache.remember(key, committed);
-        if (committed && snapshotDue) await saveSnapshotAfterCommit(pool, key, committed, deps.logger);
-        return result;
-      } catch (err) {
-        if (!(err instanceof BoardWriteConflict)) throw err;
-        if (tries >= WRITE_TRIES) throw new ConflictError(`board "${key.boardId}" kept changing under concurrent writes (${tries} tries): send the request again`, { boardId: key.boardId, version: err.expectedVersion });
-        await backOff(tries);
-      }
-    }
+    return writeStreamJob({
+      pool,
+      store: boardStream,
+      cache,
+      logger: deps.logger,
+      key,
+      job,
+      decide: async (tx, current) => {
+        const decision = decide(current, (readAlso ? await readAlso(tx, current) : undefined) as X);
+        return { events: decision.events, state: decision.state, result: decision.result(decision.state) };
+      },
+      append: (tx, decision, expectedVersion, processedJob) => appendEvents(tx, key, expectedVersion, decision.events, decision.state, { processedJob }),
+      tries: WRITE_TRIES,
+      gaveUp: (err, tries) => new ConflictError(`board "${key.boardId}" kept changing under concurrent writes (${tries} tries): send the request again`, { boardId: key.boardId, version: err.expectedVersion }),
+    });
   }
 
   async function load(key: BoardKey): Promise<BoardState | undefined> {
@@ -284,7 +271,7 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
     },
 
     async claimCard(caller, input, signal) {
-      const prior = await findProcessedJob(pool, caller.tenant, caller.jobId);
+      const prior = await boardStream.findProcessedJob(pool, caller.tenant, caller.jobId);
       if (prior !== undefined) return prior as Output<typeof boardClaimCard>;
       // A worker claims only the work dispatched to its own key's agent: claiming as another is a 403 before anything is touched.
       const assignee = actingAgent(caller.actor, 'assignee', input.assignee, 'claim');
@@ -375,7 +362,7 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
           });
         }
         // The built-in verifier: the rule check, then (only if it approves) the LLM's second opinion, outside any transaction.
-        const prior = await findProcessedJob(pool, caller.tenant, caller.jobId);
+        const prior = await boardStream.findProcessedJob(pool, caller.tenant, caller.jobId);
         if (prior !== undefined) return prior as Output<typeof boardReviewCard>;
         const state = await load(key);
         // The submitter's own key asking the verifier is no independent review either: refused before the verifier runs.

@@ -1,5 +1,5 @@
 import type { Diagnostic, DiagnosticKind } from '@vouch/contracts';
-import type { Logger, Queryable } from '@vouch/platform';
+import { defineEventStream, type ProcessedJobRecord, type Queryable, type StreamHead } from '@vouch/platform';
 import { cardOf, parseBoardEvent, type BoardEvent } from './domain/board-events.js';
 import type { ClaimLease } from './domain/board-commands.js';
 import type { DiagnosticFinding } from './domain/diagnose-board.js';
@@ -8,10 +8,11 @@ import { applyEvents, type BoardState } from './domain/replay-board.js';
 import { upcastSnapshot } from './domain/upcast-snapshot.js';
 
 /**
- * Postgres I/O of the board, and nothing else: the event stream, its head,
- * snapshots, the per-card projection, the dispatch outbox, claim leases,
- * consumers, diagnostics and processed-job records. Decisions are made by
- * the pure domain; callers run writes inside one transaction.
+ * Postgres I/O of the board, and nothing else: the event stream (its head,
+ * snapshots and processed-job records, through the platform's event-stream
+ * kit), the per-card projection, the dispatch outbox, claim leases,
+ * consumers and diagnostics. Decisions are made by the pure domain; callers
+ * run writes inside one transaction.
  */
 
 /** A board is one board id within one tenant. */
@@ -33,18 +34,6 @@ export interface Fence {
   idleInTransactionMs?: number;
 }
 
-/** A write lost a race: the stream moved on, or the same job wrote first. Nothing was written; reload and decide again. */
-export class BoardWriteConflict extends Error {
-  constructor(
-    readonly key: BoardKey,
-    readonly expectedVersion: number,
-    cause?: unknown,
-  ) {
-    super(`board ${key.tenant}/${key.boardId} moved past version ${expectedVersion} during the write`, cause === undefined ? undefined : { cause });
-    this.name = 'BoardWriteConflict';
-  }
-}
-
 /** A dispatcher write under a lease it no longer holds (expired, or taken over at a later epoch): refused, nothing written. */
 export class FenceRejected extends Error {
   constructor(readonly fence: Fence) {
@@ -52,9 +41,6 @@ export class FenceRejected extends Error {
     this.name = 'FenceRejected';
   }
 }
-
-const UNIQUE_VIOLATION = '23505';
-const isUniqueViolation = (err: unknown) => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === UNIQUE_VIOLATION;
 
 /**
  * The snapshot is rewritten every SNAPSHOT_EVERY events: a read applies at
@@ -65,6 +51,20 @@ const isUniqueViolation = (err: unknown) => typeof err === 'object' && err !== n
  * every other writer of the board, the dispatcher among them, behind it.
  */
 export const SNAPSHOT_EVERY = 200;
+
+/** The board's event stream: its events, head, snapshots and processed-job records, through the platform's event-stream kit. */
+export const boardStream = defineEventStream<BoardKey, BoardEvent, BoardState>({
+  name: 'board',
+  tables: { events: 'board_events', heads: 'board_heads', snapshots: 'board_snapshots', processedJobs: 'board_processed_jobs' },
+  idColumn: 'board_id',
+  idOf: (key) => key.boardId,
+  parseEvent: parseBoardEvent,
+  // applyEvents returns frozen states, so the kit has nothing to freeze.
+  fold: applyEvents,
+  snapshotEvery: SNAPSHOT_EVERY,
+  // board_snapshots has no format column: the upcaster tells old snapshots by their shape.
+  snapshots: { upcast: (stored) => upcastSnapshot(stored as BoardState) },
+});
 
 /** The lease row the dispatcher holds. */
 export const LEASE_NAME = 'dispatcher';
@@ -78,88 +78,23 @@ export const CHANGED_PREFIX = 'bc_';
 export const DISPATCHED_PREFIX = 'bd_';
 export const channelName = (prefix: string, schema: string) => `${prefix}${schema}`;
 
-export interface BoardHead {
-  version: number;
-  /** The version of the board's snapshot when the head was read (0: none); a newer one may have landed since. */
-  snapshotVersion: number;
-}
+/** Where the board's stream ends, and the version of its snapshot when the head was read (0: none); a newer one may have landed since. */
+export type BoardHead = StreamHead;
 
-/** The version of the board's snapshot, 0 without one, as an SQL expression over `h`, a board_heads row. */
-const SNAPSHOT_VERSION_OF_HEAD = `coalesce((SELECT s.version FROM board_snapshots s WHERE s.tenant = h.tenant AND s.board_id = h.board_id), 0)`;
-
-export async function readHead(db: Queryable, key: BoardKey, opts: { lock?: boolean } = {}): Promise<BoardHead | undefined> {
-  const { rows } = await db.query<{ version: number; snapshot_version: number }>(
-    `SELECT h.version, ${SNAPSHOT_VERSION_OF_HEAD} AS snapshot_version FROM board_heads h WHERE h.tenant = $1 AND h.board_id = $2${opts.lock ? ' FOR UPDATE OF h' : ''}`,
-    [key.tenant, key.boardId],
-  );
-  const row = rows[0];
-  return row && { version: row.version, snapshotVersion: row.snapshot_version };
-}
-
-export async function loadSnapshot(db: Queryable, key: BoardKey): Promise<BoardState | undefined> {
-  const { rows } = await db.query<{ state: BoardState }>(`SELECT state FROM board_snapshots WHERE tenant = $1 AND board_id = $2`, [key.tenant, key.boardId]);
-  return rows[0] ? upcastSnapshot(rows[0].state) : undefined;
-}
-
+/** The board's head; undefined when there is no such board. `lock` queues writers of one board behind each other. */
+export const readHead = boardStream.readHead;
+/** The board's snapshot, upcast to today's state; undefined when none was written. */
+export const loadSnapshot = boardStream.loadSnapshot;
 /** The board's events after `afterVersion`, oldest first, each validated. */
-export async function readEvents(db: Queryable, key: BoardKey, afterVersion = 0): Promise<BoardEvent[]> {
-  const { rows } = await db.query<{ seq: number; payload: unknown }>(`SELECT seq, payload FROM board_events WHERE tenant = $1 AND board_id = $2 AND seq > $3 ORDER BY seq`, [
-    key.tenant,
-    key.boardId,
-    afterVersion,
-  ]);
-  return rows.map((row) => {
-    const event = parseBoardEvent(row.payload);
-    if (event.seq !== row.seq) throw new Error(`board ${key.boardId}: the event stored at seq ${row.seq} says seq ${event.seq}`);
-    return event;
-  });
-}
-
-/**
- * What a write reads first, in one round trip: the result the job already
- * recorded (a BullMQ re-run), else the board's head, locked so that writers
- * of one board queue behind each other instead of colliding.
- */
-export async function lockHeadForJob(tx: Queryable, key: BoardKey, jobId: string): Promise<{ prior: unknown; head: BoardHead | undefined }> {
-  const { rows } = await tx.query<{ version: number; snapshot_version: number; prior: unknown }>(
-    `SELECT h.version, ${SNAPSHOT_VERSION_OF_HEAD} AS snapshot_version, (SELECT result FROM board_processed_jobs WHERE tenant = $1 AND job_id = $3) AS prior
-     FROM board_heads h WHERE h.tenant = $1 AND h.board_id = $2 FOR UPDATE OF h`,
-    [key.tenant, key.boardId, jobId],
-  );
-  const row = rows[0];
-  if (!row) return { prior: await findProcessedJob(tx, key.tenant, jobId), head: undefined };
-  return { prior: row.prior ?? undefined, head: { version: row.version, snapshotVersion: row.snapshot_version } };
-}
-
+export const readEvents = boardStream.readEvents;
 /** The board: its latest snapshot plus the events after it; undefined when there is no such board in the tenant. */
-export async function loadBoard(db: Queryable, key: BoardKey): Promise<BoardState | undefined> {
-  const snapshot = await loadSnapshot(db, key);
-  return applyEvents(snapshot, await readEvents(db, key, snapshot?.version ?? 0));
-}
-
-/**
- * Stores `state`, a committed state of the board, as its snapshot unless a
- * newer one is stored: writers snapshot after their commit and without the
- * head lock, so two may race, and the later version wins whatever the order.
- * A snapshot only shortens reads; one that is never written costs a longer
- * replay, never a wrong one.
- */
-export async function saveSnapshot(db: Queryable, key: BoardKey, state: BoardState): Promise<void> {
-  await db.query(
-    `INSERT INTO board_snapshots (tenant, board_id, version, state) VALUES ($1, $2, $3, $4::jsonb)
-     ON CONFLICT (tenant, board_id) DO UPDATE SET version = EXCLUDED.version, state = EXCLUDED.state, updated_at = now()
-     WHERE board_snapshots.version < EXCLUDED.version`,
-    [key.tenant, key.boardId, state.version, JSON.stringify(state)],
-  );
-}
-
-/**
- * saveSnapshot for a writer whose write has committed: the write stands
- * whether or not its snapshot is stored, so a failure is logged, not thrown.
- */
-export async function saveSnapshotAfterCommit(db: Queryable, key: BoardKey, state: BoardState, logger: Logger | undefined): Promise<void> {
-  await saveSnapshot(db, key, state).catch((err: unknown) => logger?.warn({ err, boardId: key.boardId, version: state.version }, 'board snapshot not written; a later write writes one'));
-}
+export const loadBoard = boardStream.load;
+/** Stores a committed state of the board as its snapshot unless a newer one is stored (racing writers: the later version wins). */
+export const saveSnapshot = boardStream.saveSnapshot;
+/** saveSnapshot for a writer whose write has committed: a failure is logged, not thrown. */
+export const saveSnapshotAfterCommit = boardStream.saveSnapshotAfterCommit;
+/** The board's committed state at a head just read, through a cached state (see EventStreamStore.loadCommitted). */
+export const loadCommitted = boardStream.loadCommitted;
 
 /**
  * Refuses the transaction unless `fence` still holds the dispatcher lease.
@@ -175,26 +110,19 @@ export async function checkFence(tx: Queryable, fence: Fence): Promise<void> {
   if (rowCount !== 1) throw new FenceRejected(fence);
 }
 
-/** The job whose result a write records with its events, so a re-run of the job returns it instead of writing again. */
-export interface ProcessedJobRecord {
-  jobId: string;
-  operation: string;
-  result: unknown;
-}
-
 /**
- * Appends events at `expectedVersion` (0 for a new board), moves the head,
- * and updates in the same transaction
- * what the events mean for the card projection, the dispatch outbox and the
- * claim leases, and the job's processed record. With `fence`, the write
- * happens only under that dispatcher lease.
+ * Appends events at `expectedVersion` (0 for a new board) through the kit,
+ * and updates in the same transaction what the events mean for the card
+ * projection, the dispatch outbox and the claim leases, with the job's
+ * processed record. With `fence`, the write happens only under that
+ * dispatcher lease.
  *
  * The events, the head, the projection and the job record are one statement
  * (data-modifying CTEs): a write holds its board's head lock for fewer round
  * trips, which is what bounds writers of one board.
  *
  * Says whether a snapshot is due: the caller writes `state` with
- * saveSnapshot once the transaction has committed.
+ * saveSnapshotAfterCommit once the transaction has committed.
  */
 export async function appendEvents(
   tx: Queryable,
@@ -206,62 +134,19 @@ export async function appendEvents(
 ): Promise<{ snapshotDue: boolean }> {
   if (events.length === 0) return { snapshotDue: false };
   if (opts.fence) await checkFence(tx, opts.fence);
-  events.forEach((event, k) => {
-    if (event.seq !== expectedVersion + k + 1) throw new Error(`board ${key.boardId}: event ${k} has seq ${event.seq}, expected ${expectedVersion + k + 1}`);
-  });
-  if (state.version !== expectedVersion + events.length) throw new Error(`board ${key.boardId}: the state is at version ${state.version}, not at the last event's seq`);
-
   const touched = [...new Set(events.map(cardOf).filter((id): id is string => id !== undefined))].map((id) => state.cards[id]!);
-  const job = opts.processedJob;
-  const head =
-    expectedVersion === 0
-      ? `INSERT INTO board_heads (tenant, board_id, version) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 0 AS snapshot_version`
-      : `UPDATE board_heads h SET version = $3, updated_at = now() WHERE h.tenant = $1 AND h.board_id = $2 AND h.version = $4 RETURNING ${SNAPSHOT_VERSION_OF_HEAD} AS snapshot_version`;
-  let moved: { rows: Array<{ snapshot_version: number | null }> };
-  try {
-    moved = await tx.query<{ snapshot_version: number | null }>(
-      `WITH ev AS (
-         INSERT INTO board_events (tenant, board_id, seq, type, payload)
-         SELECT $1, $2, e.seq, e.type, e.payload FROM unnest($5::int[], $6::text[], $7::jsonb[]) AS e(seq, type, payload)
-       ),
-       hd AS (${head}),
-       pj AS (
-         INSERT INTO board_cards (tenant, board_id, card_id, status, assignee, status_since)
-         SELECT $1, $2, c.id, c.status, c.assignee, c.since FROM unnest($8::text[], $9::text[], $10::text[], $11::timestamptz[]) AS c(id, status, assignee, since)
-         ON CONFLICT (tenant, board_id, card_id) DO UPDATE SET status = EXCLUDED.status, assignee = EXCLUDED.assignee, status_since = EXCLUDED.status_since
-       ),
-       pr AS (
-         INSERT INTO board_processed_jobs (tenant, job_id, operation, board_id, result)
-         SELECT $1, $12::text, $13::text, $2, $14::jsonb WHERE $12::text IS NOT NULL
-       )
-       SELECT (SELECT snapshot_version FROM hd) AS snapshot_version, $4::int AS expected_version`,
-      [
-        key.tenant,
-        key.boardId,
-        state.version,
-        expectedVersion,
-        events.map((e) => e.seq),
-        events.map((e) => e.type),
-        events.map((e) => JSON.stringify(e)),
-        touched.map((c) => c.id),
-        touched.map((c) => c.status),
-        touched.map((c) => c.assignee),
-        touched.map((c) => c.statusSince),
-        job?.jobId ?? null,
-        job?.operation ?? null,
-        job ? JSON.stringify(job.result) : null,
-      ],
-    );
-  } catch (err) {
-    // A concurrent writer's row with the same seq, or the same job recorded first.
-    if (isUniqueViolation(err)) throw new BoardWriteConflict(key, expectedVersion, err);
-    throw err;
-  }
-  const snapshotVersion = moved.rows[0]?.snapshot_version;
-  if (snapshotVersion === null || snapshotVersion === undefined) throw new BoardWriteConflict(key, expectedVersion);
+  const appended = await boardStream.append(tx, key, expectedVersion, events, state, {
+    processedJob: opts.processedJob,
+    alsoInStatement: (bind) => [
+      `INSERT INTO board_cards (tenant, board_id, card_id, status, assignee, status_since)
+       SELECT $1, $2, c.id, c.status, c.assignee, c.since
+       FROM unnest(${bind(touched.map((c) => c.id))}::text[], ${bind(touched.map((c) => c.status))}::text[], ${bind(touched.map((c) => c.assignee))}::text[], ${bind(touched.map((c) => c.statusSince))}::timestamptz[]) AS c(id, status, assignee, since)
+       ON CONFLICT (tenant, board_id, card_id) DO UPDATE SET status = EXCLUDED.status, assignee = EXCLUDED.assignee, status_since = EXCLUDED.status_since`,
+    ],
+  });
   if (mayEnableDispatch(events)) await tx.query(`SELECT pg_notify($1 || current_schema(), $2)`, [CHANGED_PREFIX, JSON.stringify([key.tenant, key.boardId])]);
   await applyDispatchEffects(tx, key, events, state);
-  return { snapshotDue: state.version - snapshotVersion >= SNAPSHOT_EVERY };
+  return appended;
 }
 
 async function applyDispatchEffects(tx: Queryable, key: BoardKey, events: readonly BoardEvent[], state: BoardState): Promise<void> {
@@ -315,33 +200,6 @@ async function applyDispatchEffects(tx: Queryable, key: BoardKey, events: readon
         break;
     }
   }
-}
-
-// ---------------------------------------------------------------- processed jobs
-
-export async function findProcessedJob(db: Queryable, tenant: string, jobId: string): Promise<unknown> {
-  const { rows } = await db.query<{ result: unknown }>(`SELECT result FROM board_processed_jobs WHERE tenant = $1 AND job_id = $2`, [tenant, jobId]);
-  return rows[0]?.result;
-}
-
-export async function recordProcessedJob(tx: Queryable, record: { key: BoardKey; jobId: string; operation: string; expectedVersion: number; result: unknown }): Promise<void> {
-  try {
-    await tx.query(`INSERT INTO board_processed_jobs (tenant, job_id, operation, board_id, result) VALUES ($1, $2, $3, $4, $5::jsonb)`, [
-      record.key.tenant,
-      record.jobId,
-      record.operation,
-      record.key.boardId,
-      JSON.stringify(record.result),
-    ]);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw new BoardWriteConflict(record.key, record.expectedVersion, err);
-    throw err;
-  }
-}
-
-export async function pruneProcessedJobs(db: Queryable, olderThanMs: number): Promise<number> {
-  const { rowCount } = await db.query(`DELETE FROM board_processed_jobs WHERE processed_at < now() - make_interval(secs => $1)`, [olderThanMs / 1000]);
-  return rowCount ?? 0;
 }
 
 // ---------------------------------------------------------------- claims and consumers

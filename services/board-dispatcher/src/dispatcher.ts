@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { withTransaction, type Logger, type Pool } from '@vouch/platform';
-import { BoardCache, loadCommitted } from './board-cache.js';
+import { BoardCache } from './board-cache.js';
 import type { BoardNotifications } from './board-notifications.js';
 import {
   FenceRejected,
@@ -11,6 +11,7 @@ import {
   checkFence,
   expiredClaims,
   lastPolls,
+  loadCommitted,
   openDiagnostics,
   readHead,
   recordDiagnostic,

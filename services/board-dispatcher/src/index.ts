@@ -7,7 +7,7 @@ export { boardDispatcherEnvSchema, type BoardDispatcherEnv } from './config.js';
 export { BOARD_DISPATCHER_SERVICE, BOARD_DISPATCHER_VERSION, MIGRATIONS_DIR, startBoardDispatcher, type BoardDispatcherOverrides, type RunningBoardDispatcher } from './board-dispatcher-service.js';
 export { boardHandlers, createBoardCommands, type BoardCaller, type BoardCommandDeps, type BoardCommands } from './board-handlers.js';
 export * from './board-store.js';
-export { BoardCache, loadCommitted } from './board-cache.js';
+export { BoardCache } from './board-cache.js';
 export { Dispatcher, defaultHolder, type DispatcherOptions } from './dispatcher.js';
 export { readLease, releaseLease, renewLease, tryAcquireLease, type LeaseRow, type LeaseTerm } from './dispatcher-lease.js';
 export { WorkQueues, workQueueName } from './work-queues.js';

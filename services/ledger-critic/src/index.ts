@@ -7,22 +7,19 @@ export { ledgerCriticEnvSchema, type LedgerCriticEnv } from './config.js';
 export { LEDGER_CRITIC_SERVICE, LEDGER_CRITIC_VERSION, MIGRATIONS_DIR, startLedgerCritic, type LedgerCriticOverrides, type RunningLedgerCritic } from './ledger-critic-service.js';
 export { createLedgerCommands, ledgerHandlers, type LedgerCaller, type LedgerCommandDeps, type LedgerCommands } from './ledger-handlers.js';
 export {
-  LedgerWriteConflict,
   SNAPSHOT_EVERY,
   appendEvents,
-  findProcessedJob,
+  ledgerStream,
+  loadCommitted,
   loadLedger,
   loadSnapshot,
-  pruneProcessedJobs,
   readEvents,
   readHead,
-  recordProcessedJob,
   saveSnapshot,
-  snapshotDue,
   type LedgerHead,
   type LedgerKey,
 } from './ledger-store.js';
-export { LedgerCache, loadCommitted, type LedgerCacheLimits } from './ledger-cache.js';
+export { LedgerCache, type LedgerCacheLimits } from './ledger-cache.js';
 export { createLlmCritic, type LlmCritic, type LlmCriticOptions } from './llm-critic.js';
 export { createLedgerMetrics, type LedgerMetrics, type LlmCriticOutcome } from './metrics.js';
 export * from './domain/ledger-commands.js';

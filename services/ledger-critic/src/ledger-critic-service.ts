@@ -4,7 +4,7 @@ import { loadLexicon } from '@vouch/judge';
 import { createOperationCaller, redactHost, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import type { LedgerCriticEnv } from './config.js';
 import { createLedgerCommands, ledgerHandlers, type LedgerCommands } from './ledger-handlers.js';
-import { pruneProcessedJobs } from './ledger-store.js';
+import { ledgerStream } from './ledger-store.js';
 import { createLlmCritic } from './llm-critic.js';
 import { createLedgerMetrics, type LedgerMetrics } from './metrics.js';
 
@@ -42,7 +42,7 @@ export async function startLedgerCritic(env: LedgerCriticEnv, overrides: LedgerC
     migrationsDir: MIGRATIONS_DIR,
     ...overrides,
     async setup({ pool, logger, metrics }) {
-      const pruned = await pruneProcessedJobs(pool, PROCESSED_JOB_RETENTION_MS);
+      const pruned = await ledgerStream.pruneProcessedJobs(pool, PROCESSED_JOB_RETENTION_MS);
       if (pruned) logger.info({ pruned }, 'forgot old processed-job records');
       // The judge's word senses load before the first job, not inside it (lexicon.ts).
       loadLexicon();

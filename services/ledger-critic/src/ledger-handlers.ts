@@ -15,7 +15,7 @@ import {
   type OpenItem,
   type OperationOutput,
 } from '@vouch/contracts';
-import { handle, withTransaction, type HandlerContext, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
+import { StreamWriteConflict, handle, withTransaction, writeStreamJob, type HandlerContext, type Logger, type OperationHandler, type Pool } from '@vouch/platform';
 import type { z } from 'zod';
 import { attributeEvents } from './domain/attribute-events.js';
 import { buildCriticPrompt } from './domain/critic-packet.js';
@@ -27,7 +27,6 @@ import {
   planCompletionReview,
   recordEvidence,
   reviewStanding,
-  type Decision,
   type LlmCriticResult,
   type ProposeCompletionCommand,
   type ReviewPlan,
@@ -37,18 +36,8 @@ import { currentFeatures, currentKeys, extractObservationFeatures, observeEviden
 import { toLedgerSnapshot, toLedgerView, type LedgerState } from './domain/replay-ledger.js';
 import { renderLedger } from './domain/render-ledger.js';
 import { isClosed } from './domain/terminal-status.js';
-import { LedgerCache, freezeApplied, loadCommitted } from './ledger-cache.js';
-import {
-  appendEvents,
-  findProcessedJob,
-  readHead,
-  readObservationKeys,
-  readObservations,
-  recordProcessedJob,
-  saveObservations,
-  LedgerWriteConflict,
-  type LedgerKey,
-} from './ledger-store.js';
+import { LedgerCache, freezeApplied } from './ledger-cache.js';
+import { appendEvents, ledgerStream, loadCommitted, readHead, readObservationKeys, readObservations, saveObservations, type LedgerKey } from './ledger-store.js';
 import type { LlmCritic } from './llm-critic.js';
 import type { LedgerMetrics } from './metrics.js';
 
@@ -110,23 +99,18 @@ const WRITE_TRIES = 5;
  */
 const REVIEW_TRIES = 3;
 
-/** A short random pause before deciding again, so writers that collided do not collide again in step. */
-function backOff(tries: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * tries));
-}
-
 function noLedger(runId: string): NotFoundError {
   return new NotFoundError(`no ledger for run "${runId}": open one with ledger.open first`, { runId });
 }
 
-function stillMoving(key: LedgerKey, tries: number, err: LedgerWriteConflict): ConflictError {
+function stillMoving(key: LedgerKey, tries: number, err: StreamWriteConflict): ConflictError {
   return new ConflictError(`the ledger of run "${key.runId}" kept changing under concurrent writes (${tries} tries): send the request again`, {
     runId: key.runId,
     version: err.expectedVersion,
   });
 }
 
-function overtaken(key: LedgerKey, tries: number, err: LedgerWriteConflict): ConflictError {
+function overtaken(key: LedgerKey, tries: number, err: StreamWriteConflict): ConflictError {
   return new ConflictError(`other completion attempts of run "${key.runId}" were reviewed while this one was (${tries} tries): read the latest outcome with ledger.get, or propose again`, {
     runId: key.runId,
     version: err.expectedVersion,
@@ -164,30 +148,23 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
     job: { jobId: string; operation: string },
     decide: (state: LedgerState | undefined) => { events: LedgerEvent[]; state: LedgerState; result: R; observations?: readonly StoredObservation[] },
   ): Promise<R> {
-    for (let tries = 1; ; tries++) {
-      try {
-        const { result, committed } = await withTransaction(pool, async (tx): Promise<{ result: R; committed?: Pick<Decision, 'events' | 'state'> | undefined }> => {
-          const prior = await findProcessedJob(tx, key.tenant, job.jobId);
-          if (prior !== undefined) return { result: prior as R };
-          const current = await loadCommitted(tx, key, await readHead(tx, key, { lock: true }), cache.get(key));
-          const expectedVersion = current?.version ?? 0;
-          const decision = decide(current);
-          if (decision.events.length === 0) return { result: decision.result, committed: current && { events: [], state: current } };
-          await appendEvents(tx, key, expectedVersion, decision.events, decision.state);
-          // The features of recorded evidence commit with it or not at all.
-          if (decision.observations) await saveObservations(tx, key, decision.observations);
-          await recordProcessedJob(tx, { key, jobId: job.jobId, operation: job.operation, expectedVersion, result: decision.result });
-          return { result: decision.result, committed: decision };
-        });
-        // Only now, after COMMIT, is the state these events produce the ledger's.
-        if (committed) cache.remember(key, freezeApplied(committed.state, committed.events));
-        return result;
-      } catch (err) {
-        if (!(err instanceof LedgerWriteConflict)) throw err;
-        if (tries >= WRITE_TRIES) throw stillMoving(key, tries, err);
-        await backOff(tries);
-      }
-    }
+    return writeStreamJob({
+      pool,
+      store: ledgerStream,
+      cache,
+      logger: deps.logger,
+      key,
+      job,
+      decide: (_tx, current) => decide(current),
+      append: async (tx, decision, expectedVersion, processedJob) => {
+        const appended = await appendEvents(tx, key, expectedVersion, decision.events, decision.state, { processedJob });
+        // The features of recorded evidence commit with it or not at all.
+        if (decision.observations) await saveObservations(tx, key, decision.observations);
+        return appended;
+      },
+      tries: WRITE_TRIES,
+      gaveUp: (err, tries) => stillMoving(key, tries, err),
+    });
   }
 
   /** The ledger's committed state, through the cache; undefined when the run has no ledger. */
@@ -304,19 +281,22 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
         try {
           const concluded = await withTransaction(pool, async (tx) => {
             const current = await loadCommitted(tx, key, await readHead(tx, key, { lock: true }), cache.get(key));
-            if (!current) throw new LedgerWriteConflict(key, review.baseVersion);
+            if (!current) throw ledgerStream.conflict(key, review.baseVersion);
             // Evidence recorded meanwhile does not stale the review; another review concluded meanwhile does.
             const standing = reviewStanding(current, review);
             if (standing.kind === 'already_reviewed') return standing;
-            if (standing.kind === 'superseded') throw new LedgerWriteConflict(key, review.baseVersion);
+            if (standing.kind === 'superseded') throw ledgerStream.conflict(key, review.baseVersion);
             const concludedReview = concludeCompletionReview(current, review, llm, now());
             const decision = { ...concludedReview, events: attributeEvents(concludedReview.events, caller.actor?.agent) };
-            await appendEvents(tx, key, current.version, decision.events, decision.state);
-            return { kind: 'concluded' as const, ...decision };
+            const { snapshotDue } = await appendEvents(tx, key, current.version, decision.events, decision.state);
+            return { kind: 'concluded' as const, ...decision, snapshotDue };
           });
           // A second run of this job (a stalled one re-run) concluded first: its review is the one recorded.
           if (concluded.kind === 'already_reviewed') return concluded.outcome;
-          cache.remember(key, freezeApplied(concluded.state, concluded.events));
+          const committed = freezeApplied(concluded.state, concluded.events);
+          cache.remember(key, committed);
+          // A review that closes the ledger makes its final snapshot due: written now, after the commit, outside the head lock.
+          if (concluded.snapshotDue) await ledgerStream.saveSnapshotAfterCommit(pool, key, committed, deps.logger);
           countReview(concluded.outcome, review.claims, llm, (performance.now() - started) / 1000);
           deps.logger?.info(
             { runId: input.runId, cycle: concluded.outcome.cycle, decision: concluded.outcome.decision, status: concluded.outcome.status, llm: llm.ran ? ('verdict' in llm ? 'answered' : 'failed') : 'skipped' },
@@ -324,7 +304,7 @@ export function createLedgerCommands(deps: LedgerCommandDeps): LedgerCommands {
           );
           return concluded.outcome;
         } catch (err) {
-          if (!(err instanceof LedgerWriteConflict)) throw err;
+          if (!(err instanceof StreamWriteConflict)) throw err;
           if (tries >= REVIEW_TRIES) throw overtaken(key, tries, err);
         }
       }

@@ -1,10 +1,10 @@
 import { BadInputError, EVIDENCE_KINDS, type EvidenceInput } from '@vouch/contracts';
-import { withTransaction } from '@vouch/platform';
+import { StreamWriteConflict, withTransaction } from '@vouch/platform';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLedger, recordEvidence } from '../src/domain/ledger-commands.js';
 import { replayLedger, type LedgerState } from '../src/domain/replay-ledger.js';
-import { LedgerWriteConflict, SNAPSHOT_EVERY, appendEvents, loadLedger, loadSnapshot, readEvents, readHead, readObservationKeys, type LedgerKey } from '../src/ledger-store.js';
+import { SNAPSHOT_EVERY, appendEvents, loadLedger, loadSnapshot, readEvents, readHead, readObservationKeys, type LedgerKey } from '../src/ledger-store.js';
 import { failed, ok } from './drive-ledger.js';
 import { commandsOn, useLedgerDatabase, type LedgerDatabase } from './ledger-test-env.js';
 
@@ -34,11 +34,11 @@ describe('the ledger store on Postgres', () => {
     const rival = recordEvidence(open.state, { runId: key.runId, items: [ok('tool_result', 'shell', 'renamed c.txt to d.txt')], at: AT });
     await withTransaction(db.pool, (tx) => appendEvents(tx, key, 1, first.events, first.state));
 
-    await expect(withTransaction(db.pool, (tx) => appendEvents(tx, key, 1, rival.events, rival.state))).rejects.toBeInstanceOf(LedgerWriteConflict);
+    await expect(withTransaction(db.pool, (tx) => appendEvents(tx, key, 1, rival.events, rival.state))).rejects.toBeInstanceOf(StreamWriteConflict);
     expect(await eventCount(key)).toBe(2);
     expect(await loadLedger(db.pool, key)).toStrictEqual(first.state);
     // A second opening of the same run collides as well.
-    await expect(withTransaction(db.pool, (tx) => appendEvents(tx, key, 0, open.events, open.state))).rejects.toBeInstanceOf(LedgerWriteConflict);
+    await expect(withTransaction(db.pool, (tx) => appendEvents(tx, key, 0, open.events, open.state))).rejects.toBeInstanceOf(StreamWriteConflict);
   });
 
   it('lets exactly one of two concurrent writers at one version commit', async () => {
@@ -48,7 +48,7 @@ describe('the ledger store on Postgres', () => {
     const writers = ['a', 'b'].map((name) => recordEvidence(open.state, { runId: key.runId, items: [ok('tool_result', 'shell', `writer ${name}`)], at: AT }));
     const results = await Promise.allSettled(writers.map((w) => withTransaction(db.pool, (tx) => appendEvents(tx, key, 1, w.events, w.state))));
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
-    expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toBeInstanceOf(LedgerWriteConflict);
+    expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toBeInstanceOf(StreamWriteConflict);
     const stored = (await loadLedger(db.pool, key))!;
     expect(stored.version).toBe(2);
     expect(replayLedger(await readEvents(db.pool, key))).toStrictEqual(stored);

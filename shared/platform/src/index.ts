@@ -1,7 +1,8 @@
 /**
  * @vouch/platform — what every vouch process needs, written once: config,
- * logging, Redis and Postgres connections, migrations, metrics, the worker
- * bootstrap, the ops HTTP server and graceful shutdown.
+ * logging, Redis and Postgres connections, migrations, the event-stream kit
+ * of event-sourced aggregates, metrics, the worker bootstrap, the ops HTTP
+ * server and graceful shutdown.
  */
 export * from './config.js';
 export * from './local-stack.js';
@@ -9,6 +10,9 @@ export * from './logger.js';
 export * from './redis.js';
 export * from './event-stream.js';
 export * from './postgres.js';
+export * from './event-stream-store.js';
+export * from './event-stream-cache.js';
+export * from './event-stream-write.js';
 export * from './metrics.js';
 export * from './tenant-label.js';
 export * from './handlers.js';
