@@ -30,6 +30,7 @@ export const UNIT = [
   'services/board-dispatcher/test/board-replay.property.test.ts',
   'services/board-dispatcher/test/board-show-page.property.test.ts',
   'services/board-dispatcher/test/board-synthesis.test.ts',
+  'services/board-dispatcher/test/dispatcher-decisions.test.ts',
   'services/board-dispatcher/test/verify-corpus.test.ts',
   'services/extractor/test/body-digest.test.ts',
   'services/extractor/test/count-chars.test.ts',

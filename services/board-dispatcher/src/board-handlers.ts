@@ -62,8 +62,10 @@ import { byUrgency, renderBoardText } from './domain/render-board.js';
 import { countByStatus, publicCard, type BoardState } from './domain/replay-board.js';
 import { cardWithinBytes, showBoardPage } from './domain/show-board.js';
 import { synthesizeBoard } from './domain/synthesize-board.js';
-import { quotesCouldHelp, ruleVerify, supportByQuotes } from './domain/verify-card.js';
-import type { LlmOpinion, LlmVerifier } from './llm-verifier.js';
+import { leaderStatus, noLeaderDiagnostic } from './domain/leader-status.js';
+import { mergeVerdicts, verifierPlan, type SecondOpinion } from './domain/verifier-verdict.js';
+import { ruleVerify } from './domain/verify-card.js';
+import type { LlmVerifier } from './llm-verifier.js';
 
 /**
  * The board operations. A write locks the board's head, brings the state up
@@ -368,13 +370,10 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
         // The submitter's own key asking the verifier is no independent review either: refused before the verifier runs.
         const { card, rule } = reviewableCard(state, input.boardId, { cardId: input.cardId, reviewer: BUILTIN_VERIFIER_AGENT, requestedBy: reviewer, decision: 'request_changes' });
         // The model is asked when the rules approve (it may object) or when nothing contradicts what they could not see (it may
-        // show a requirement with a quote the judge checks); a contradicted requirement is never argued away.
-        const asked = rule.decision === 'approve' || (deps.verifier.configured && quotesCouldHelp(rule));
-        const llm: LlmOpinion = asked ? await deps.verifier.review(card) : { ran: false, note: deps.verifier.configured ? 'the evidence contradicts a requirement: the LLM was not asked (no quote outweighs a contradiction)' : 'OLLAMA_HOST is not set: the rule check decided alone' };
-        const floor = supportByQuotes(card, rule, llm.requirements ?? []);
-        const decision = floor.decision === 'approve' && llm.decision !== 'request_changes' ? 'approve' : 'request_changes';
-        const missing = floor.decision !== 'approve' ? floor.missing : decision === 'request_changes' ? (llm.missing?.length ? llm.missing : (llm.reasons ?? ['the verifier model asked for more evidence'])) : [];
-        const reasons = [...floor.reasons, ...(llm.reasons ?? []).map((r) => `LLM verifier: ${r}`), ...(llm.note ? [llm.note] : [])];
+        // show a requirement with a quote the judge checks); a contradicted requirement is never argued away (verifier-verdict.ts).
+        const plan = verifierPlan(rule, deps.verifier.configured);
+        const llm: SecondOpinion = plan.ask ? await deps.verifier.review(card) : plan.opinion;
+        const { decision, missing, reasons, quotes, verifier } = mergeVerdicts(card, rule, llm);
         return write(key, { jobId: caller.jobId, operation: boardReviewCard.name }, (current) => {
           const d = reviewCard(current, input.boardId, {
             cardId: card.id,
@@ -383,12 +382,8 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
             decision,
             missing,
             notes: input.notes || `built-in verifier, asked by ${reviewer}`,
-            ...(llm.requirements?.length ? { quotes: llm.requirements } : {}),
-            verifier: {
-              rule: { decision: rule.decision, reasons: rule.reasons },
-              ...(floor.judgement !== rule.judgement ? { afterQuotes: { decision: floor.decision, reasons: floor.reasons } } : {}),
-              llm: { ran: llm.ran, ...(llm.model ? { model: llm.model } : {}), ...(llm.decision ? { decision: llm.decision } : {}), ...(llm.note ? { note: llm.note } : {}) },
-            },
+            ...(quotes ? { quotes } : {}),
+            verifier,
             at: now(),
           });
           return { ...d, result: (s) => ({ boardId: input.boardId, version: s.version, card: cardOut(s, card.id), decision, reasons }) };
@@ -405,27 +400,9 @@ export function createBoardCommands(deps: BoardCommandDeps): BoardCommands {
       const key = { tenant: caller.tenant, boardId: input.boardId };
       await read(caller.tenant, input.boardId);
       const [stored, lease] = await Promise.all([listDiagnostics(pool, key, input.includeResolved), readLease(pool)]);
-      const healthy = lease.holder !== null && lease.expiresAt > lease.now;
-      const leaderlessMs = healthy ? 0 : lease.now.getTime() - lease.expiresAt.getTime();
-      const diagnostics: Diagnostic[] = [...stored];
-      // No leader is the one diagnostic no leader can store: it is read from the lease itself.
-      if (!healthy && leaderlessMs >= 2 * deps.leaseTtlMs) {
-        const since = lease.expiresAt.getTime() > 0 ? lease.expiresAt.toISOString() : lease.now.toISOString();
-        diagnostics.unshift({
-          kind: 'no_leader',
-          subject: 'dispatcher',
-          severity: 'error',
-          message: `no board-dispatcher has held the dispatcher lease since ${since}: nothing is being dispatched`,
-          suggestedAction: 'start a board-dispatcher replica (or check that the running ones reach Postgres); cards stay ready until one takes the lease',
-          details: { lastHolder: lease.holder, epoch: lease.epoch, leaderlessSeconds: Math.round(leaderlessMs / 1000) },
-          firstSeen: since,
-          lastSeen: lease.now.toISOString(),
-          count: 1,
-          resolvedAt: null,
-        });
-      }
-      const leaderlessSince = healthy ? null : lease.expiresAt.getTime() > 0 ? lease.expiresAt.toISOString() : lease.now.toISOString();
-      return { boardId: input.boardId, diagnostics, leader: { holder: lease.holder, epoch: lease.epoch, healthy, leaderlessSince } };
+      const noLeader = noLeaderDiagnostic(lease, deps.leaseTtlMs);
+      const diagnostics: Diagnostic[] = noLeader ? [noLeader, ...stored] : [...stored];
+      return { boardId: input.boardId, diagnostics, leader: leaderStatus(lease) };
     },
 
     async synthesize(caller, input) {
