@@ -1,5 +1,5 @@
 import type { Diagnostic, DiagnosticKind } from '@vouch/contracts';
-import { defineEventStream, type ProcessedJobRecord, type Queryable, type StreamHead } from '@vouch/platform';
+import { defineEventStream, withTransaction, type Pool, type ProcessedJobRecord, type Queryable, type StreamHead } from '@vouch/platform';
 import { cardOf, parseBoardEvent, type BoardEvent } from './domain/board-events.js';
 import type { ClaimLease } from './domain/board-commands.js';
 import type { DiagnosticFinding } from './domain/diagnose-board.js';
@@ -98,8 +98,10 @@ export const loadCommitted = boardStream.loadCommitted;
 
 /**
  * Refuses the transaction unless `fence` still holds the dispatcher lease.
- * The share lock keeps the lease row from being taken over until this
- * transaction ends, so no other dispatcher can write in between.
+ * The share lock keeps the lease row from being taken over (or renewed)
+ * until this transaction ends, so no other dispatcher can write in between:
+ * checked once, first, it holds for every statement after it, whatever the
+ * clock says meanwhile.
  */
 export async function checkFence(tx: Queryable, fence: Fence): Promise<void> {
   if (fence.idleInTransactionMs) await tx.query(`SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.round(fence.idleInTransactionMs))}`);
@@ -111,11 +113,25 @@ export async function checkFence(tx: Queryable, fence: Fence): Promise<void> {
 }
 
 /**
+ * A dispatcher write: `write` runs in a transaction that first checks
+ * `fence` (checkFence), before it takes any board lock, and the lease row
+ * stays share-locked until COMMIT. That one check fences every statement of
+ * the transaction: a deposed leader's write throws FenceRejected and
+ * writes nothing.
+ */
+export function withFencedTransaction<T>(pool: Pool, fence: Fence, write: (tx: Queryable) => Promise<T>): Promise<T> {
+  return withTransaction(pool, async (tx) => {
+    await checkFence(tx, fence);
+    return write(tx);
+  });
+}
+
+/**
  * Appends events at `expectedVersion` (0 for a new board) through the kit,
  * and updates in the same transaction what the events mean for the card
  * projection, the dispatch outbox and the claim leases, with the job's
- * processed record. With `fence`, the write happens only under that
- * dispatcher lease.
+ * processed record. A dispatcher's append runs in withFencedTransaction,
+ * which has checked its fence already.
  *
  * The events, the head, the projection and the job record are one statement
  * (data-modifying CTEs): a write holds its board's head lock for fewer round
@@ -130,10 +146,9 @@ export async function appendEvents(
   expectedVersion: number,
   events: readonly BoardEvent[],
   state: BoardState,
-  opts: { fence?: Fence; processedJob?: ProcessedJobRecord } = {},
+  opts: { processedJob?: ProcessedJobRecord } = {},
 ): Promise<{ snapshotDue: boolean }> {
   if (events.length === 0) return { snapshotDue: false };
-  if (opts.fence) await checkFence(tx, opts.fence);
   const touched = [...new Set(events.map(cardOf).filter((id): id is string => id !== undefined))].map((id) => state.cards[id]!);
   const appended = await boardStream.append(tx, key, expectedVersion, events, state, {
     processedJob: opts.processedJob,
@@ -265,6 +280,24 @@ export async function expiredClaims(db: Queryable, limit = 100): Promise<Expired
     [limit],
   );
   return rows.map((r) => ({ tenant: r.tenant, boardId: r.board_id, cardId: r.card_id, attempt: r.attempt, claimToken: r.claim_token, worker: r.worker, expiresAt: r.expires_at.toISOString() }));
+}
+
+/**
+ * Locks an expired claim for the rest of the transaction; false when it is
+ * gone or no longer expired (a heartbeat may have extended it since it was
+ * listed).
+ */
+export async function lockExpiredClaim(tx: Queryable, key: BoardKey, cardId: string, claimToken: string): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `SELECT 1 FROM board_claims WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND claim_token = $4 AND expires_at < clock_timestamp() FOR UPDATE`,
+    [key.tenant, key.boardId, cardId, claimToken],
+  );
+  return rowCount === 1;
+}
+
+/** Deletes a claim's lease row under its token (a stale one: the board moved on). */
+export async function deleteClaim(tx: Queryable, key: BoardKey, cardId: string, claimToken: string): Promise<void> {
+  await tx.query(`DELETE FROM board_claims WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND claim_token = $4`, [key.tenant, key.boardId, cardId, claimToken]);
 }
 
 /** Attempts dispatched to an assignee and not yet claimed, oldest first. */

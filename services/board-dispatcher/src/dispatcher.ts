@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { withTransaction, type Logger, type Pool } from '@vouch/platform';
+import type { Logger, Pool } from '@vouch/platform';
 import { BoardCache } from './board-cache.js';
 import type { BoardNotifications } from './board-notifications.js';
 import {
@@ -8,15 +8,17 @@ import {
   appendEvents,
   boardsWithDispatchableCards,
   boardsWithOpenCards,
-  checkFence,
+  deleteClaim,
   expiredClaims,
   lastPolls,
   loadCommitted,
+  lockExpiredClaim,
   openDiagnostics,
   readHead,
   recordDiagnostic,
   resolveDiagnostics,
   saveSnapshotAfterCommit,
+  withFencedTransaction,
   type BoardKey,
   type ExpiredClaim,
   type Fence,
@@ -40,10 +42,11 @@ import type { WorkQueues } from './work-queues.js';
  * - ends claims that stopped heartbeating, checks queued jobs still exist,
  *   and evaluates diagnostics, once per sweep.
  *
- * Every board write it makes runs in a transaction that first checks, under
- * a share lock on the lease row, that it still holds the lease at its epoch
- * (board-store.ts checkFence): a leader paused past its TTL that wakes up
- * and writes is refused, however sure it is that it still leads.
+ * Every board write it makes runs in a transaction that first checks, once,
+ * under a share lock on the lease row held to COMMIT, that it still holds
+ * the lease at its epoch (board-store.ts withFencedTransaction): a leader
+ * paused past its TTL that wakes up and writes is refused, however sure it
+ * is that it still leads.
  */
 
 export interface DispatcherOptions {
@@ -284,14 +287,13 @@ export class Dispatcher {
   async dispatchBoard(key: BoardKey): Promise<number> {
     const fence = this.fence();
     await this.opts.hooks?.beforeFencedWrite?.(fence, key);
-    const result = await withTransaction(this.opts.pool, async (tx) => {
-      await checkFence(tx, fence);
+    const result = await withFencedTransaction(this.opts.pool, fence, async (tx) => {
       const head = await readHead(tx, key, { lock: true });
       const state = await loadCommitted(tx, key, head, this.cache.get(key));
       if (!state) return undefined;
       const plan = planDispatch(state, { epoch: fence.epoch, at: this.at() });
       if (plan.events.length === 0) return { state, plan, snapshotDue: false };
-      const { snapshotDue } = await appendEvents(tx, key, state.version, plan.events, plan.state, { fence });
+      const { snapshotDue } = await appendEvents(tx, key, state.version, plan.events, plan.state);
       return { state: plan.state, plan, snapshotDue };
     });
     if (!result) return 0;
@@ -387,27 +389,21 @@ export class Dispatcher {
     const key = { tenant: claim.tenant, boardId: claim.boardId };
     const fence = this.fence();
     await this.opts.hooks?.beforeFencedWrite?.(fence, key);
-    const result = await withTransaction(this.opts.pool, async (tx) => {
-      await checkFence(tx, fence);
+    const result = await withFencedTransaction(this.opts.pool, fence, async (tx) => {
       const head = await readHead(tx, key, { lock: true });
       // A heartbeat may have extended it since it was listed.
-      const still = await tx.query(`SELECT 1 FROM board_claims WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND claim_token = $4 AND expires_at < clock_timestamp() FOR UPDATE`, [
-        key.tenant,
-        key.boardId,
-        claim.cardId,
-        claim.claimToken,
-      ]);
+      const still = await lockExpiredClaim(tx, key, claim.cardId, claim.claimToken);
       const state = await loadCommitted(tx, key, head, this.cache.get(key));
       if (!state) return undefined;
-      if (still.rowCount !== 1) return { state, changed: false };
+      if (!still) return { state, changed: false };
       const card = state.cards[claim.cardId];
       const decision = expireClaim(state, { cardId: claim.cardId, claimToken: claim.claimToken, at: this.at() });
       if (decision.events.length === 0) {
         // The board moved on (the card is no longer running under this token): the lease row is stale.
-        await tx.query(`DELETE FROM board_claims WHERE tenant = $1 AND board_id = $2 AND card_id = $3 AND claim_token = $4`, [key.tenant, key.boardId, claim.cardId, claim.claimToken]);
+        await deleteClaim(tx, key, claim.cardId, claim.claimToken);
         return { state, changed: false };
       }
-      const { snapshotDue } = await appendEvents(tx, key, state.version, decision.events, decision.state, { fence });
+      const { snapshotDue } = await appendEvents(tx, key, state.version, decision.events, decision.state);
       if (card) await recordDiagnostic(tx, key, ghostRunningFinding(card, { by: claim.worker, attempt: claim.attempt, expiresAt: claim.expiresAt }), { bump: true });
       return { state: decision.state, changed: true, snapshotDue };
     });
@@ -423,8 +419,7 @@ export class Dispatcher {
     for (const key of await boardsWithOpenCards(this.opts.pool, 200)) {
       if (!this.term || this.stopped) return;
       const fence = this.fence();
-      await withTransaction(this.opts.pool, async (tx) => {
-        await checkFence(tx, fence);
+      await withFencedTransaction(this.opts.pool, fence, async (tx) => {
         const state = await loadCommitted(tx, key, await readHead(tx, key), this.cache.get(key));
         if (!state) return;
         let polls = pollsByTenant.get(key.tenant);
