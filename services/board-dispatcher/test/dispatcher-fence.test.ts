@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FenceRejected, listDiagnostics, recordDiagnostic, withFencedTransaction } from '../src/board-store.js';
-import { readLease, releaseLease, tryAcquireLease } from '../src/dispatcher-lease.js';
+import { readLease, releaseLease, renewLease, tryAcquireLease, type LeaseTerm } from '../src/dispatcher-lease.js';
+import { LeaseKeeper, type LeaseKeeperDeps } from '../src/lease-keeper.js';
 import { startBoardServiceUnderTest, type BoardServiceUnderTest } from './board-test-env.js';
 
 /**
@@ -66,5 +67,44 @@ describe('the dispatcher fence, checked once per write', () => {
     const b = await tryAcquireLease(pool, 'b', 60_000, 200);
     expect(b?.epoch).toBe(a.epoch + 1);
     await releaseLease(pool, b!);
+  });
+
+  it('the lease keeper stops leading once it stalled past the time it trusts the lease, before the lease runs out; its fence is then refused, and it takes the lease again at a new epoch', async () => {
+    const pool = svc.service.pool;
+    const warnings: string[] = [];
+    const lost: LeaseTerm[] = [];
+    const keeper = new LeaseKeeper({
+      holder: 'keeper',
+      ttlMs: 1_000,
+      lease: {
+        tryAcquire: (holder, ttlMs, lockTimeoutMs) => tryAcquireLease(pool, holder, ttlMs, lockTimeoutMs),
+        renew: (term, ttlMs) => renewLease(pool, term, ttlMs),
+        release: (term) => releaseLease(pool, term),
+        read: () => readLease(pool),
+      },
+      logger: { info: () => {}, warn: (_obj: unknown, msg?: string) => void warnings.push(msg ?? '') } as LeaseKeeperDeps['logger'],
+      metrics: { leader: { set: () => {} }, takeovers: { inc: () => {} } } as unknown as LeaseKeeperDeps['metrics'],
+      onLost: (term) => lost.push(term),
+    });
+    let term: LeaseTerm | undefined;
+    for (let i = 0; i < 100 && !term; i++) {
+      term = await keeper.acquire();
+      if (!term) await sleep(50);
+    }
+    expect(keeper.isLeader).toBe(true);
+    expect(await keeper.keep()).toBe(true);
+    const fence = keeper.fence();
+    // Past 0.9 of the TTL without a renewal: the keeper no longer trusts the lease, though its row has not run out yet.
+    await sleep(950);
+    expect(await keeper.keep()).toBe(false);
+    expect(warnings).toEqual(['the dispatcher lease may have expired while this replica was stalled: taking it again before any write']);
+    expect(lost).toEqual([term]);
+    expect(keeper.isLeader).toBe(false);
+    await sleep(100);
+    await expect(withFencedTransaction(pool, fence, (tx) => recordDiagnostic(tx, key, finding('stalled'), { bump: false }))).rejects.toBeInstanceOf(FenceRejected);
+    const again = await keeper.acquire();
+    expect(again?.epoch).toBe(term!.epoch + 1);
+    await keeper.release();
+    expect(keeper.isLeader).toBe(false);
   });
 });
