@@ -75,7 +75,8 @@ describe('the dispatcher fence, checked once per write', () => {
     const lost: LeaseTerm[] = [];
     const keeper = new LeaseKeeper({
       holder: 'keeper',
-      ttlMs: 1_000,
+      // Long enough that a busy machine's stall between the take and the first keep stays inside the trusted 0.9 of it.
+      ttlMs: 3_000,
       lease: {
         tryAcquire: (holder, ttlMs, lockTimeoutMs) => tryAcquireLease(pool, holder, ttlMs, lockTimeoutMs),
         renew: (term, ttlMs) => renewLease(pool, term, ttlMs),
@@ -95,12 +96,13 @@ describe('the dispatcher fence, checked once per write', () => {
     expect(await keeper.keep()).toBe(true);
     const fence = keeper.fence();
     // Past 0.9 of the TTL without a renewal: the keeper no longer trusts the lease, though its row has not run out yet.
-    await sleep(950);
+    await sleep(2_850);
     expect(await keeper.keep()).toBe(false);
     expect(warnings).toEqual(['the dispatcher lease may have expired while this replica was stalled: taking it again before any write']);
     expect(lost).toEqual([term]);
     expect(keeper.isLeader).toBe(false);
-    await sleep(100);
+    // Now past the TTL since the last renewal: the row has run out, so the old term's fence is refused.
+    await sleep(300);
     await expect(withFencedTransaction(pool, fence, (tx) => recordDiagnostic(tx, key, finding('stalled'), { bump: false }))).rejects.toBeInstanceOf(FenceRejected);
     const again = await keeper.acquire();
     expect(again?.epoch).toBe(term!.epoch + 1);
