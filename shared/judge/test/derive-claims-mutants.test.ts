@@ -272,3 +272,32 @@ describe('deriveClaims', () => {
     ]);
   });
 });
+
+describe("deriveClaims: the goal's identifiers and its own claim", () => {
+  const claimsOf = (goal: string, summary: string) => deriveClaims({ goal, summary }, { cycle: 1 }).map((c) => [c.text, c.source, c.kind, c.materiality]);
+
+  it('claims an identifier of an order that the texts leave out, as the goal wrote it, without its brackets, quotes and stops', () => {
+    for (const goal of ['Unlock ("acct-991"). today', "Unlock 'acct-991' today", 'Unlock acct-991.']) {
+      expect(claimsOf(goal, 'Unlocked the account for the customer.')).toEqual([
+        ['Unlocked the account for the customer', 'task_complete_summary', 'action', 'high'],
+        ['acct-991', 'derived', 'statement', 'high'],
+      ]);
+    }
+  });
+
+  it('claims no identifier for a question or a request for words: the reply is the work', () => {
+    expect(claimsOf('Which replica serves acct-991?', 'The primary replica serves the reads after the failover.')).toEqual([
+      ['The primary replica serves the reads after the failover', 'task_complete_summary', 'statement', 'medium'],
+    ]);
+    expect(claimsOf('Explain why acct-991 was locked', 'The account was locked after five failed logins.')).toEqual([
+      ['The account was locked after five failed logins', 'task_complete_summary', 'action', 'high'],
+    ]);
+  });
+
+  it("writes the goal's own claim on one line, its runs of spaces as one", () => {
+    expect(claimsOf('Deploy\n the   billing  service', 'Done.')).toEqual([
+      ['Done', 'task_complete_summary', 'aside', 'low'],
+      ['The goal was achieved: Deploy the billing service', 'derived', 'action', 'high'],
+    ]);
+  });
+});
