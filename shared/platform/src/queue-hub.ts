@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { DependencyError, SERVICE_QUEUES, isQueueName, type JobEnvelope, type OperationDef, type QueueName } from '@vouch/contracts';
 import { EventStreamCursor, MISSED_EVENTS_CHECK_MS, QUEUE_STREAMS, closeQueueEvents, lastEventId } from './event-stream.js';
 import { stashBlobs } from './job-blobs.js';
-import { consumerRedisOptions } from './redis.js';
+import { consumerRedisOptions, type RedisTarget } from './redis.js';
 import { liveWorkerCount } from './worker-presence.js';
 
 /**
@@ -100,7 +100,7 @@ export class QueueHub {
    * `queues`: the queues opened at once (every service queue by default);
    * any other is opened on first use.
    */
-  constructor(private readonly opts: { producer: Redis; redisUrl: string; prefix: string; name: string; queues?: readonly QueueName[] }) {
+  constructor(private readonly opts: { producer: Redis; redisUrl: RedisTarget; prefix: string; name: string; queues?: readonly QueueName[] }) {
     this.opened = opts.queues ?? SERVICE_QUEUES;
     for (const name of this.opened) this.queue(name);
     this.missedCheck = setInterval(() => void this.settleMissed(), MISSED_EVENTS_CHECK_MS);
