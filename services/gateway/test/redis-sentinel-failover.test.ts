@@ -68,12 +68,20 @@ describe('Redis through Sentinel: the primary killed under load', () => {
     }
   };
 
-  it('follows the promotion: 503 with Retry-After during the switch, every accepted write once', async () => {
-    const runs = Array.from({ length: WRITERS }, (_, w) => `sentinel-run-${w}`);
+  /**
+   * Four writers record evidence with Idempotency-Keys; after BEFORE_KILL
+   * accepted writes `disrupt` runs, and the writers go on until each has
+   * written AFTER_PROMOTION times through `expectedPrimary`. Checks the
+   * answers and the ledger, and returns the figures.
+   */
+  const underLoad = async (tag: string, disrupt: () => void | Promise<void>, expectedPrimary: number) => {
+    const runs = Array.from({ length: WRITERS }, (_, w) => `sentinel-${tag}-${w}`);
     for (const runId of runs) {
       const opened = await post('/v1/ledgers', { runId, goal: 'Record evidence while the Redis primary fails over' }, `open-${runId}`);
       expect(opened.status, opened.body).toBe(200);
     }
+    const summaryOf = (key: string) => `sentinel write ${key}`;
+    const bodyOf = (key: string) => ({ items: [{ kind: 'tool_result', toolName: 'shell', success: true, summary: summaryOf(key) }] });
 
     const answers: Answer[] = [];
     const accepted: string[] = [];
@@ -82,12 +90,11 @@ describe('Redis through Sentinel: the primary killed under load', () => {
     const started = Date.now();
     const writer = async (w: number) => {
       for (let i = 0; !stopping && Date.now() - started < DEADLINE_MS; i++) {
-        const key = `w${w}-${i}`;
-        const body = { items: [{ kind: 'tool_result', toolName: 'shell', success: true, summary: `sentinel write ${key}` }] };
+        const key = `${tag}-w${w}-${i}`;
         // One key until it is accepted (a 503 is sent again with the same key), or the deadline.
         while (Date.now() - started < DEADLINE_MS) {
           const startedAt = Date.now();
-          const a = await post(`/v1/ledgers/${runs[w]}/evidence`, body, key);
+          const a = await post(`/v1/ledgers/${runs[w]}/evidence`, bodyOf(key), key);
           answers.push({ key, writer: w, startedAt, endedAt: Date.now(), ...a });
           if (a.status === 200) {
             accepted.push(key);
@@ -100,22 +107,22 @@ describe('Redis through Sentinel: the primary killed under load', () => {
     };
     const writing = Promise.all(runs.map((_, w) => writer(w)));
 
-    await eventually('writes before the kill', () => (accepted.length >= BEFORE_KILL ? true : undefined), 30_000);
-    const killedAt = Date.now();
-    sentinels.killPrimary();
-    await eventually('the sentinels to promote the replica', async () => ((await sentinels.currentPrimaryPort()) === sentinels.replicaPort ? true : undefined), 30_000, 100);
+    await eventually('writes before the switch', () => (accepted.length >= BEFORE_KILL ? true : undefined), 30_000);
+    const disruptedAt = Date.now();
+    await disrupt();
+    await eventually('the sentinels to promote the replica', async () => ((await sentinels.currentPrimaryPort()) === expectedPrimary ? true : undefined), 30_000, 100);
     const promotedAt = Date.now();
     await eventually('every writer to write through the new primary', () => (runs.every((_, w) => acceptedAfter(w, promotedAt) >= AFTER_PROMOTION) ? true : undefined), DEADLINE_MS, 100);
     stopping = true;
     await writing;
 
-    const during = answers.filter((a) => a.endedAt >= killedAt);
+    const during = answers.filter((a) => a.endedAt >= disruptedAt);
     const unavailable = during.filter((a) => a.status === 503);
-    const firstAfterKill = answers.filter((a) => a.status === 200 && a.startedAt > killedAt).sort((x, y) => x.endedAt - y.endedAt)[0];
+    const firstAfter = answers.filter((a) => a.status === 200 && a.startedAt > disruptedAt).sort((x, y) => x.endedAt - y.endedAt)[0];
     const slowest = Math.max(...during.map((a) => a.endedAt - a.startedAt));
     console.log(
-      `sentinel failover: promoted ${promotedAt - killedAt} ms after the kill; first write accepted ${firstAfterKill ? firstAfterKill.endedAt - killedAt : 'never'} ms after it; ` +
-        `${during.length} answers since the kill: ${unavailable.length} x 503, ${during.filter((a) => a.status === 200).length} x 200, ` +
+      `sentinel ${tag}: promoted ${promotedAt - disruptedAt} ms after the switch began; first write sent after it accepted ${firstAfter ? firstAfter.endedAt - disruptedAt : 'never'} ms after it; ` +
+        `${during.length} answers since: ${unavailable.length} x 503, ${during.filter((a) => a.status === 200).length} x 200, ` +
         `others ${JSON.stringify(during.filter((a) => a.status !== 200 && a.status !== 503).map((a) => [a.key, a.status]))}; slowest ${slowest} ms; ${accepted.length} writes accepted in all`,
     );
 
@@ -131,22 +138,32 @@ describe('Redis through Sentinel: the primary killed under load', () => {
     const counted = async () => {
       const { rows } = await pool.query<{ summary: string; n: string }>(
         `SELECT item->>'summary' AS summary, count(*) AS n FROM ledger_events, jsonb_array_elements(payload->'items') AS item
-         WHERE tenant = 'acme' AND type = 'evidence_recorded' GROUP BY 1`,
+         WHERE tenant = 'acme' AND type = 'evidence_recorded' AND run_id = ANY($1) GROUP BY 1`,
+        [runs],
       );
       return new Map(rows.map((r) => [r.summary, Number(r.n)]));
     };
     const once = await counted();
-    expect(keys.filter((k) => once.get(`sentinel write ${k}`) !== 1).map((k) => `${k}: ${once.get(`sentinel write ${k}`) ?? 0}`)).toEqual([]);
+    expect(keys.filter((k) => once.get(summaryOf(k)) !== 1).map((k) => `${k}: ${once.get(summaryOf(k)) ?? 0}`)).toEqual([]);
     expect(once.size).toBe(keys.length);
 
     // The keys that met a 503, sent again now: the stored answer, and still one write each.
-    const retried = [...new Set(unavailable.map((a) => a.key))];
-    for (const key of retried) {
-      const [w] = /^w(\d+)-/.exec(key)!.slice(1).map(Number);
-      const again = await post(`/v1/ledgers/${runs[w!]}/evidence`, { items: [{ kind: 'tool_result', toolName: 'shell', success: true, summary: `sentinel write ${key}` }] }, key);
+    for (const key of new Set(unavailable.map((a) => a.key))) {
+      const w = Number(/-w(\d+)-/.exec(key)![1]);
+      const again = await post(`/v1/ledgers/${runs[w]}/evidence`, bodyOf(key), key);
       expect(again.status, again.body).toBe(200);
     }
     const after = await counted();
-    expect(keys.filter((k) => after.get(`sentinel write ${k}`) !== 1)).toEqual([]);
+    expect(keys.filter((k) => after.get(summaryOf(k)) !== 1)).toEqual([]);
+  };
+
+  it('follows the promotion when the primary is killed: 503 with Retry-After during the switch, every accepted write once', async () => {
+    await underLoad('kill', () => sentinels.killPrimary(), sentinels.replicaPort);
+  }, 240_000);
+
+  it('follows a switch that leaves the old primary running (SENTINEL FAILOVER, as a managed failover does)', async () => {
+    // The killed primary comes back; the sentinels make it a replica of the new one.
+    await sentinels.restartOldPrimaryAsReplica();
+    await underLoad('switch', () => sentinels.failover(), sentinels.primaryPort);
   }, 240_000);
 });

@@ -20,6 +20,10 @@ export interface SentinelSetup {
   sentinelsVar: string;
   /** SIGKILLs the primary's process now. */
   killPrimary(): void;
+  /** Starts the killed primary again on its port; resolves once the sentinels have made it an in-sync replica. */
+  restartOldPrimaryAsReplica(): Promise<void>;
+  /** SENTINEL FAILOVER: the replica is promoted and the old primary, still running, demoted. */
+  failover(): Promise<void>;
   /** The primary's port as the sentinels name it now. */
   currentPrimaryPort(): Promise<number>;
   stop(): Promise<void>;
@@ -55,7 +59,7 @@ export async function startSentinelSetup(): Promise<SentinelSetup> {
     const sentinelPorts = [await closedPort(), await closedPort(), await closedPort()];
     // No persistence: the replica's copy is all that survives the primary, as with a managed pair.
     const node = (port: number) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--dbfilename', `dump-${port}.rdb`];
-    const primary = start('primary', node(primaryPort));
+    let primary = start('primary', node(primaryPort));
     start('replica', [...node(replicaPort), '--replicaof', '127.0.0.1', String(primaryPort)]);
     for (const port of sentinelPorts) {
       const conf = join(dir, `sentinel-${port}.conf`);
@@ -108,6 +112,27 @@ export async function startSentinelSetup(): Promise<SentinelSetup> {
       sentinelPorts,
       sentinelsVar: sentinelPorts.map((p) => `127.0.0.1:${p}`).join(','),
       killPrimary: () => primary.kill('SIGKILL'),
+      restartOldPrimaryAsReplica: async () => {
+        primary = start('old primary', node(primaryPort));
+        await eventually(
+          'the old primary to rejoin as an in-sync replica the sentinels see',
+          async () => {
+            const info = await ask(primaryPort, (r) => r.info('replication')).catch(() => '');
+            if (!info.includes('role:slave') || !info.includes('master_link_status:up')) return undefined;
+            for (const port of sentinelPorts) {
+              const replicas = await ask(port, (r) => r.call('SENTINEL', 'REPLICAS', SENTINEL_GROUP) as Promise<string[][]>).catch((): string[][] => []);
+              const it = replicas.find((fields) => fields[fields.indexOf('port') + 1] === String(primaryPort));
+              if (!it || /s_down|o_down|disconnected/.test(it[it.indexOf('flags') + 1] ?? '')) return undefined;
+            }
+            return true;
+          },
+          60_000,
+          200,
+        );
+      },
+      failover: async () => {
+        await ask(sentinelPorts[0]!, (r) => r.call('SENTINEL', 'FAILOVER', SENTINEL_GROUP));
+      },
       currentPrimaryPort: async () => {
         for (const port of sentinelPorts) {
           const addr = await ask(port, (r) => r.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_GROUP) as Promise<[string, string]>).catch(() => undefined);
