@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { QUEUES } from '@vouch/contracts';
 import { loadLexicon } from '@vouch/judge';
-import { closeRedis, createConsumerRedis, postgresTargets, redactHost, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
+import { closeRedis, createConsumerRedis, postgresTargets, redisTarget, redactHost, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import { BoardCache } from './board-cache.js';
 import { boardHandlers, createBoardCommands, type BoardCommands } from './board-handlers.js';
 import { BoardNotifications } from './board-notifications.js';
@@ -85,7 +85,7 @@ export async function startBoardDispatcher(env: BoardDispatcherEnv, overrides: B
         leaseTtlMs: env.BOARD_LEASE_TTL_MS,
         ...(now ? { now } : {}),
       });
-      const redis = createConsumerRedis(env.REDIS_URL, `${BOARD_DISPATCHER_SERVICE}:work`);
+      const redis = createConsumerRedis(redisTarget(env), `${BOARD_DISPATCHER_SERVICE}:work`);
       // It reconnects by itself; relay and reconcile report the outage where it matters (and retry).
       redis.on('error', () => {});
       const queues = new WorkQueues({ connection: redis, prefix: env.BULLMQ_PREFIX, idleMs: env.BOARD_WORK_QUEUE_IDLE_MS });

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { QUEUES, operationsForQueue } from '@vouch/contracts';
-import { QUEUE_STREAMS, consumerRedisOptions, startServiceWorker, type Logger, type PlatformMetrics, type ReadinessCheck, type ServiceWorker } from '@vouch/platform';
+import { QUEUE_STREAMS, consumerRedisOptions, redisTarget, startServiceWorker, type Logger, type PlatformMetrics, type ReadinessCheck, type ServiceWorker } from '@vouch/platform';
 import type { ExtractorEnv } from './config.js';
 import { declaredDevices, parseAllowlist, type GateFailure } from './domain/gpu-gate.js';
 import { gpuHandlers, type ExtractorCommands } from './extractor-handlers.js';
@@ -169,7 +169,7 @@ export function createGpuWorkerGate(opts: GpuWorkerGateOptions): GpuWorkerGate {
       ...(opts.onPrompt ? { onPrompt: opts.onPrompt } : {}),
     });
     if (!gpuQueue) {
-      gpuQueue = new Queue(QUEUES.extractorGpu, { connection: consumerRedisOptions(env.REDIS_URL, 'extractor:gpu-health'), prefix: env.BULLMQ_PREFIX, streams: QUEUE_STREAMS });
+      gpuQueue = new Queue(QUEUES.extractorGpu, { connection: consumerRedisOptions(redisTarget(env), 'extractor:gpu-health'), prefix: env.BULLMQ_PREFIX, streams: QUEUE_STREAMS });
       gpuQueue.on('error', () => {}); // read for metrics only; the GPU worker logs an outage
       metrics.watchQueues([gpuQueue]);
     }
@@ -179,7 +179,7 @@ export function createGpuWorkerGate(opts: GpuWorkerGateOptions): GpuWorkerGate {
       queue: QUEUES.extractorGpu,
       operations: operationsForQueue(QUEUES.extractorGpu),
       handlers: gpuHandlers(commands, model),
-      connection: consumerRedisOptions(env.REDIS_URL, 'extractor:gpu-worker'),
+      connection: consumerRedisOptions(redisTarget(env), 'extractor:gpu-worker'),
       prefix: env.BULLMQ_PREFIX,
       concurrency: env.EXTRACTOR_GPU_CONCURRENCY,
       logger,

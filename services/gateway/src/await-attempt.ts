@@ -40,7 +40,7 @@ export async function awaitAttempt(hub: QueueHub, db: Queryable, at: KeyedAttemp
     if (job?.state === 'completed') return { kind: 'completed', value: job.job.returnvalue };
     if (job?.state === 'failed') return { kind: 'failed', failedReason: job.job.failedReason };
     const record = await readIdempotencyKey(db, at.tenant, at.key);
-    if (record?.attempt !== at.attempt) {
+    if (record?.attempt !== at.attempt || record.state === 'retry') {
       throw new DependencyError(`the earlier request with Idempotency-Key ${at.key} failed with an error worth retrying: retry with the same key and it runs again`);
     }
     if (record.state === 'done') return { kind: 'recorded', status: record.status, body: record.body };

@@ -9,6 +9,7 @@ import {
   createMetrics,
   createPool,
   createProducerRedis,
+  redisTarget,
   defaultSchema,
   pendingMigrations,
   pingPostgres,
@@ -68,7 +69,7 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
     await pool.end().catch(() => {});
     throw err;
   });
-  const producer = createProducerRedis(env.REDIS_URL, 'gateway:producer');
+  const producer = createProducerRedis(redisTarget(env), 'gateway:producer');
   producer.on('error', () => {}); // reconnects by itself; requests meanwhile get 503
   // Give Redis a moment so the first requests do not see a 503 from a connection
   // still opening; if it is down the gateway starts anyway and /readyz says so.
@@ -79,10 +80,10 @@ export async function startGateway(env: GatewayEnv, opts: { logger?: Logger; ope
       resolve();
     });
   });
-  const hub = new QueueHub({ producer, redisUrl: env.REDIS_URL, prefix: env.BULLMQ_PREFIX, name: 'gateway' });
+  const hub = new QueueHub({ producer, redisUrl: redisTarget(env), prefix: env.BULLMQ_PREFIX, name: 'gateway' });
   // Revocations and the board's announcements of work arrive here; the subscriber reconnects by itself
   // (and the cache forgets every key meanwhile; waiting claims poll meanwhile).
-  const subscriber = createConsumerRedis(env.REDIS_URL, 'gateway:subscriber');
+  const subscriber = createConsumerRedis(redisTarget(env), 'gateway:subscriber');
   subscriber.on('error', () => {});
   const keyCache = new ApiKeyCache(pool, subscriber, env.BULLMQ_PREFIX);
   await keyCache.start();

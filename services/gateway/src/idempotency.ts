@@ -49,9 +49,10 @@ export type IdempotencyClaim =
 export async function claimIdempotencyKey(db: Queryable, tenant: string, key: string, operation: string, hash: string): Promise<IdempotencyClaim> {
   const inserted = await db.query<{ attempt: string }>(
     `INSERT INTO idempotency_keys (tenant, key, operation, request_hash, state, attempt) VALUES ($1, $2, $3, $4, 'pending', $6)
-     ON CONFLICT (tenant, key) DO UPDATE SET created_at = now()
-       WHERE idempotency_keys.state = 'pending' AND idempotency_keys.request_hash = EXCLUDED.request_hash
-         AND idempotency_keys.created_at < now() - make_interval(secs => $5)
+     ON CONFLICT (tenant, key) DO UPDATE SET created_at = now(), state = 'pending'
+       WHERE idempotency_keys.request_hash = EXCLUDED.request_hash
+         AND (idempotency_keys.state = 'retry'
+           OR (idempotency_keys.state = 'pending' AND idempotency_keys.created_at < now() - make_interval(secs => $5)))
      RETURNING attempt`,
     [tenant, key, operation, hash, PENDING_TAKEOVER_SECONDS, randomUUID()],
   );
@@ -65,21 +66,33 @@ export async function claimIdempotencyKey(db: Queryable, tenant: string, key: st
 }
 
 /**
+ * Leaves the attempt for the next request with the key to take over at once
+ * (state 'retry'), instead of releasing the key: the attempt met a Redis
+ * outage after its job may have been added, so a retry must run under the
+ * same job id, finding the job (or the service's record of it) rather than
+ * running the operation again.
+ */
+export async function suspendIdempotencyKey(db: Queryable, tenant: string, key: string, attempt: string): Promise<void> {
+  await db.query(`UPDATE idempotency_keys SET state = 'retry' WHERE tenant = $1 AND key = $2 AND attempt = $3 AND state = 'pending'`, [tenant, key, attempt]);
+}
+
+/**
  * What a key holds now, for a request waiting on another request's attempt:
- * undefined once the key was released (or swept).
+ * undefined once the key was released (or swept); 'retry' once its attempt
+ * was suspended for the next request to take over.
  */
 export type IdempotencyRecord =
-  | { state: 'pending'; attempt: string }
+  | { state: 'pending' | 'retry'; attempt: string }
   | { state: 'done'; attempt: string; status: number; body: unknown };
 
 export async function readIdempotencyKey(db: Queryable, tenant: string, key: string): Promise<IdempotencyRecord | undefined> {
-  const { rows } = await db.query<{ state: 'pending' | 'done'; attempt: string; status_code: number | null; response: unknown }>(
+  const { rows } = await db.query<{ state: 'pending' | 'done' | 'retry'; attempt: string; status_code: number | null; response: unknown }>(
     `SELECT state, attempt, status_code, response FROM idempotency_keys WHERE tenant = $1 AND key = $2`,
     [tenant, key],
   );
   const row = rows[0];
   if (!row) return undefined;
-  return row.state === 'done' ? { state: 'done', attempt: row.attempt, status: row.status_code!, body: row.response } : { state: 'pending', attempt: row.attempt };
+  return row.state === 'done' ? { state: 'done', attempt: row.attempt, status: row.status_code!, body: row.response } : { state: row.state, attempt: row.attempt };
 }
 
 /**

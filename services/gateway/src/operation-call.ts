@@ -15,7 +15,7 @@ import { isOperator, type Caller } from './api-keys.js';
 import { awaitAttempt, type AttemptOutcome } from './await-attempt.js';
 import type { ClaimWaits } from './claim-waits.js';
 import type { GatewayHandler } from './gateway-handler.js';
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash, type IdempotencyClaim } from './idempotency.js';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash, suspendIdempotencyKey, type IdempotencyClaim } from './idempotency.js';
 import { describeJob } from './jobs-operation.js';
 import { imagePixels, type ImageRequest } from './media/image-pixels.js';
 import { actualExtraCost, costModelOf, estimateCost } from './operation-costs.js';
@@ -108,6 +108,7 @@ async function execute(
   idempotency: KeyedRun | undefined,
   deps: CallDeps,
   signal: AbortSignal | undefined,
+  queued: { mayHaveAdded: boolean },
 ): Promise<Answer> {
   const own = deps.gatewayHandlers.get(op.name);
   if (own) {
@@ -123,6 +124,8 @@ async function execute(
   // A claim's job looks once (the gateway waits, claim-waits.ts); 0 also keeps an older board-dispatcher from waiting in it.
   const jobInput = deps.claimWaits.handles(op) ? { ...input, waitSeconds: 0 } : input;
   const envelope: JobEnvelope = { tenant: caller.tenant, input: jobInput, requestId, actor: { agent: caller.agent, keyId: caller.keyId } };
+  // From here until an outcome is read, a failure may follow an add that reached Redis (its answer lost with the connection).
+  queued.mayHaveAdded = !idempotency?.reattach;
   if (op.mode === 'job') {
     await deps.hub.enqueue(op, queue, envelope, id);
     // A fresh id was just added, so it waits; a keyed one may be an earlier request's job, further along.
@@ -140,6 +143,7 @@ async function execute(
     const claim = { tenant: caller.tenant, agent: caller.agent, waitSeconds: Number(input.waitSeconds ?? 0), timeoutMs, signal };
     outcome = await deps.claimWaits.claim(claim, { first, again: (ms) => deps.hub.rerun(op, queue, envelope, id, ms) });
   } else outcome = await first(timeoutMs);
+  queued.mayHaveAdded = false;
   if (outcome.kind === 'recorded') return { status: outcome.status, body: outcome.body, recorded: true };
   if (outcome.kind === 'completed') {
     return { status: 200, body: outcome.value, afterDelivery: op.ephemeral ? undefined : () => deps.hub.forget(queue, id) };
@@ -227,11 +231,12 @@ export async function callOperation(op: OperationDef, call: OperationCall, deps:
 
   let answer: Answer;
   let admission: Admission | undefined;
+  const queued = { mayHaveAdded: false };
   try {
     // Checked after the Idempotency-Key, so a replayed answer is never charged or refused. A request that re-attaches
     // to an attempt in flight waits for that attempt's answer, charged once, to the request that started it.
     if (!run?.reattach) admission = await admit(op, input, caller, deps);
-    answer = await execute(op, input, caller, requestId, run, deps, call.signal);
+    answer = await execute(op, input, caller, requestId, run, deps, call.signal, queued);
     if (admission && !answer.recorded) await admission.charge(actualExtraCost(op, answer.body));
   } catch (err) {
     const outcome = problemOf(err) as { ok: false; problem: Problem; replayed: false };
@@ -244,7 +249,11 @@ export async function callOperation(op: OperationDef, call: OperationCall, deps:
       // running, and a retry re-attaches to it; but an ephemeral job is removed when its wait
       // times out, leaving nothing to re-attach to. Other 5xx answers free the key: a retry runs again.
       const keepsAttempt = problem.code === ERROR_CODES.timeout && !op.ephemeral;
+      // A Redis outage after the job may have been added (a primary lost mid-command, a failover): the job may be queued,
+      // running or done, so the retry must take over this attempt and its job id, not start a second run.
+      const suspendsAttempt = queued.mayHaveAdded && problem.code === ERROR_CODES.dependencyUnavailable && !op.ephemeral;
       if (problem.status < 500 && problem.status !== 429) await completeIdempotencyKey(deps.pool, caller.tenant, run.key, run.attempt, problem.status, problem).catch(() => {});
+      else if (suspendsAttempt) await suspendIdempotencyKey(deps.pool, caller.tenant, run.key, run.attempt).catch(() => {});
       else if (!keepsAttempt) await releaseIdempotencyKey(deps.pool, caller.tenant, run.key, run.attempt).catch(() => {});
     }
     return outcome;

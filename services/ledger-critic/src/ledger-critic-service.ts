@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { NotFoundError, QUEUES, boardSynthesize, type OpenItem } from '@vouch/contracts';
 import { loadLexicon } from '@vouch/judge';
-import { createOperationCaller, redactHost, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
+import { createOperationCaller, redactHost, redisTarget, startQueueService, type Logger, type PlatformMetrics, type RunningQueueService } from '@vouch/platform';
 import type { LedgerCriticEnv } from './config.js';
 import { createLedgerCommands, ledgerHandlers, type LedgerCommands } from './ledger-handlers.js';
 import { ledgerStream } from './ledger-store.js';
@@ -55,7 +55,7 @@ export async function startLedgerCritic(env: LedgerCriticEnv, overrides: LedgerC
         'critics configured',
       );
       // A bound board is read through the board-dispatcher's operation, over the queues, never its tables.
-      const calls = createOperationCaller({ redisUrl: env.REDIS_URL, prefix: env.BULLMQ_PREFIX, name: LEDGER_CRITIC_SERVICE });
+      const calls = createOperationCaller({ redisUrl: redisTarget(env), prefix: env.BULLMQ_PREFIX, name: LEDGER_CRITIC_SERVICE });
       const boardOpenItems = async (tenant: string, boardId: string): Promise<OpenItem[]> => {
         try {
           const synthesis = await calls.call(boardSynthesize, tenant, { boardId }, { timeoutMs: 15_000 });

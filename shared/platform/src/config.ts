@@ -17,6 +17,22 @@ const url = (what: string, example: string) =>
 /** Variables every process reads. Services extend this with their own. */
 export const commonEnvSchema = z.object({
   REDIS_URL: url('Redis', LOCAL_STACK.REDIS_URL),
+  /**
+   * Sentinels to ask for the primary (host:port,host:port,...). Set, every
+   * Redis connection goes through them and follows a failover without a
+   * restart; REDIS_URL then gives only the Redis nodes' credentials, database
+   * and TLS (redis.ts, redisOptions). Unset: REDIS_URL is the server.
+   */
+  REDIS_SENTINELS: z.string().trim().transform((raw, ctx) => parseSentinels(raw, ctx)).optional(),
+  /** The master group the sentinels monitor (`sentinel monitor <name> ...`); unset: mymaster. */
+  REDIS_SENTINEL_NAME: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._:-]{1,100}$/, 'must be the master group name from the sentinels\' `sentinel monitor <name> ...` line (letters, digits, . _ : -), e.g. mymaster')
+    .optional(),
+  /** AUTH for the sentinels themselves (`requirepass` in sentinel.conf); the Redis nodes' password stays in REDIS_URL. */
+  REDIS_SENTINEL_USERNAME: z.string().optional(),
+  REDIS_SENTINEL_PASSWORD: z.string().optional(),
   DATABASE_URL: url('Postgres', LOCAL_STACK.DATABASE_URL),
   /**
    * The Postgres server itself, when DATABASE_URL is a pooler in transaction
@@ -50,6 +66,23 @@ export const commonEnvSchema = z.object({
   METRICS_TENANT_LABELS: z.coerce.number().int().min(0, 'must be at least 0 (0: every tenant is counted as _other)').max(10_000, 'must be at most 10000').optional(),
 });
 export type CommonEnv = z.infer<typeof commonEnvSchema>;
+
+const SENTINELS_HINT = 'must be a comma-separated list of sentinel host:port pairs, e.g. 10.0.0.1:26379,10.0.0.2:26379 (unset it to connect to REDIS_URL directly)';
+
+/** REDIS_SENTINELS' host:port list; IPv6 hosts in brackets ([::1]:26379). */
+function parseSentinels(raw: string, ctx: z.RefinementCtx): { host: string; port: number }[] {
+  const sentinels: { host: string; port: number }[] = [];
+  for (const item of raw.split(',').map((s) => s.trim())) {
+    const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(item);
+    const port = m ? Number(m[3]) : NaN;
+    if (!m || port < 1 || port > 65_535) {
+      ctx.addIssue({ code: 'custom', message: `${SENTINELS_HINT}; "${item}" is not one` });
+      return [];
+    }
+    sentinels.push({ host: (m[1] ?? m[2])!, port });
+  }
+  return sentinels;
+}
 
 /** An HTTP port variable with a default. */
 export function portVar(defaultPort: number) {

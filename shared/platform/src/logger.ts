@@ -17,9 +17,11 @@ export const REDACT_PATHS = [
   '*.DATABASE_URL',
   '*.DATABASE_DIRECT_URL',
   '*.REDIS_URL',
+  '*.REDIS_SENTINEL_PASSWORD',
   'DATABASE_URL',
   'DATABASE_DIRECT_URL',
   'REDIS_URL',
+  'REDIS_SENTINEL_PASSWORD',
 ];
 
 /** Structured JSON logger for a process; `service` is on every line. */

@@ -17,7 +17,7 @@ import {
 } from '@vouch/contracts';
 import type { z } from 'zod';
 import { QueueHub, type JobOutcome } from './queue-hub.js';
-import { closeRedis, createProducerRedis } from './redis.js';
+import { closeRedis, createProducerRedis, type RedisTarget } from './redis.js';
 
 /**
  * Service to service: one service runs another's operation over the queues,
@@ -61,7 +61,7 @@ const FIRST_CONNECT_MS = 3_000;
  * gateway's mechanism: listen before you add, the missed-events check, the
  * one retry policy, DEFAULT_RETRY) on a fail-fast producer connection.
  */
-export function createOperationCaller(opts: { redisUrl: string; prefix: string; name: string }): OperationCaller {
+export function createOperationCaller(opts: { redisUrl: RedisTarget; prefix: string; name: string }): OperationCaller {
   // Fail fast while Redis is down: the calling job gets a DependencyError and retries with backoff.
   const producer = createProducerRedis(opts.redisUrl, `${opts.name}:calls`);
   producer.on('error', () => {});

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { DependencyError, SERVICE_QUEUES, isQueueName, type JobEnvelope, type OperationDef, type QueueName } from '@vouch/contracts';
 import { EventStreamCursor, MISSED_EVENTS_CHECK_MS, QUEUE_STREAMS, closeQueueEvents, lastEventId } from './event-stream.js';
 import { stashBlobs } from './job-blobs.js';
-import { consumerRedisOptions } from './redis.js';
+import { consumerRedisOptions, type RedisTarget } from './redis.js';
 import { liveWorkerCount } from './worker-presence.js';
 
 /**
@@ -50,8 +50,14 @@ export type JobOutcome =
   | { kind: 'failed'; failedReason: string }
   | { kind: 'timeout' };
 
+/** How long after the producer reconnects each missed-events check also looks for jobs lost with the old primary. */
+const LOST_CHECK_MS = 10_000;
+
 interface Waiter {
   settle(outcome: JobOutcome): void;
+  /** Set once the waiter's own add was answered: from then on, its job missing from Redis means it was lost. */
+  added?: boolean;
+  lost?(): void;
 }
 
 /**
@@ -88,6 +94,13 @@ export class QueueHub {
   private readonly missedMarks = new Map<QueueName, string>();
   private readonly missedCheck: NodeJS.Timeout;
   private checkingMissed = false;
+  /**
+   * Until when each check also looks for lost jobs: for LOST_CHECK_MS after
+   * the producer reconnects (a restart, a failover), since jobs added before
+   * may be gone with the old primary, and a demoted primary may take adds for
+   * a moment after the reconnect.
+   */
+  private lostCheckUntil = 0;
   private readonly waiters = new Map<string, Set<Waiter>>();
   /** Until when a queue was last seen with a live worker: a ping need not ask again within a second. */
   private readonly workerSeenUntil = new Map<QueueName, number>();
@@ -100,8 +113,13 @@ export class QueueHub {
    * `queues`: the queues opened at once (every service queue by default);
    * any other is opened on first use.
    */
-  constructor(private readonly opts: { producer: Redis; redisUrl: string; prefix: string; name: string; queues?: readonly QueueName[] }) {
+  constructor(private readonly opts: { producer: Redis; redisUrl: RedisTarget; prefix: string; name: string; queues?: readonly QueueName[] }) {
     this.opened = opts.queues ?? SERVICE_QUEUES;
+    let seenReady = opts.producer.status === 'ready';
+    opts.producer.on('ready', () => {
+      if (seenReady) this.lostCheckUntil = Date.now() + LOST_CHECK_MS;
+      seenReady = true;
+    });
     for (const name of this.opened) this.queue(name);
     this.missedCheck = setInterval(() => void this.settleMissed(), MISSED_EVENTS_CHECK_MS);
     this.missedCheck.unref();
@@ -184,6 +202,7 @@ export class QueueHub {
     if (this.checkingMissed || this.waiters.size === 0 || this.opts.producer.status !== 'ready') return;
     this.checkingMissed = true;
     try {
+      if (Date.now() < this.lostCheckUntil) await this.settleLost();
       const waited = new Map<QueueName, string[]>();
       for (const key of this.waiters.keys()) {
         const [queue, jobId] = key.split('\0') as [QueueName, string];
@@ -209,6 +228,34 @@ export class QueueHub {
       // Redis away: the waits run on to their timeouts, or the next check finds the jobs.
     } finally {
       this.checkingMissed = false;
+    }
+  }
+
+  /**
+   * After the producer reconnected: a job whose add was answered and that
+   * Redis no longer holds was lost with the server it was added to (a primary
+   * that died before replicating it, or one demoted in a failover after it
+   * took the add). Its waiters end now, and their run answers a retryable
+   * DependencyError, instead of waiting out their timeouts for an outcome that
+   * cannot come.
+   */
+  private async settleLost(): Promise<void> {
+    try {
+      const added = [...this.waiters].filter(([, set]) => [...set].some((w) => w.added));
+      if (added.length === 0) return;
+      const pipeline = this.opts.producer.pipeline();
+      for (const [key] of added) {
+        const [queue, jobId] = key.split('\0') as [QueueName, string];
+        pipeline.exists(`${this.opts.prefix}:${queue}:${jobId}`);
+      }
+      const exists = (await pipeline.exec()) ?? [];
+      for (const [k, [, set]] of added.entries()) {
+        const [err, n] = exists[k] ?? [];
+        if (err || n !== 0) continue;
+        for (const w of set) if (w.added) w.lost?.();
+      }
+    } catch {
+      // Redis away again: it reconnects, and the checks go on.
     }
   }
 
@@ -266,8 +313,8 @@ export class QueueHub {
     const key = `${queue}\0${jobId}`;
     let timer: NodeJS.Timeout | undefined;
     let waiter: Waiter | undefined;
-    const outcome = new Promise<JobOutcome>((resolve) => {
-      waiter = { settle: resolve };
+    const outcome = new Promise<JobOutcome | { kind: 'lost' }>((resolve) => {
+      waiter = { settle: resolve, lost: () => resolve({ kind: 'lost' }) };
       timer = setTimeout(() => resolve({ kind: 'timeout' }), opts.timeoutMs);
     });
     const set = this.waiters.get(key) ?? new Set<Waiter>();
@@ -275,12 +322,14 @@ export class QueueHub {
     this.waiters.set(key, set);
     try {
       await this.enqueue(op, queue, envelope, jobId);
+      waiter!.added = true;
       if (opts.mayExist) {
         const existing = await this.readJob(queue, jobId);
         if (existing?.state === 'completed') waiter!.settle({ kind: 'completed', value: existing.job.returnvalue });
         else if (existing?.state === 'failed') waiter!.settle({ kind: 'failed', failedReason: existing.job.failedReason });
       }
       const result = await outcome;
+      if (result.kind === 'lost') throw new DependencyError(`the ${queue} job was lost in a Redis failover before it finished: retry (with the same Idempotency-Key, if one was sent)`);
       if (result.kind === 'timeout' && op.ephemeral) void this.queue(queue).remove(jobId).catch(() => {});
       return result;
     } finally {

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { operationsForQueue, type OperationDef, type QueueName } from '@vouch/contracts';
-import { redactUrl, type CommonEnv } from './config.js';
+import type { CommonEnv } from './config.js';
 import type { OperationHandler } from './handlers.js';
 import type { ReadinessCheck } from './health.js';
 import { createLogger, type Logger } from './logger.js';
@@ -8,7 +8,7 @@ import { createMetrics, type PlatformMetrics } from './metrics.js';
 import { startOpsServer, type OpsServer, type Phase } from './ops-server.js';
 import { assertPoolSchema, createPool, pendingMigrations, pingPostgres, postgresTargets, runMigrations, type Pool } from './postgres.js';
 import { QUEUE_STREAMS } from './event-stream.js';
-import { consumerRedisOptions, createConsumerRedis, closeRedis, pingRedis } from './redis.js';
+import { consumerRedisOptions, createConsumerRedis, closeRedis, describeRedisTarget, pingRedis, redisTarget } from './redis.js';
 import { startServiceWorker, type ServiceWorker } from './worker.js';
 
 /** Config every queue service has: the common variables plus its port and concurrency. */
@@ -139,7 +139,7 @@ export async function startQueueService<Setup extends ServiceSetup>(spec: QueueS
     parts = built;
     const operations = spec.operations ?? operationsForQueue(spec.queue);
 
-    const redis = createConsumerRedis(env.REDIS_URL, `${spec.service}:health`);
+    const redis = createConsumerRedis(redisTarget(env), `${spec.service}:health`);
     closers.unshift(() => closeRedis(redis));
     const ownQueue = new Queue(spec.queue, { connection: redis, prefix: env.BULLMQ_PREFIX, streams: QUEUE_STREAMS });
     // Unheard, BullMQ prints a Redis outage to stderr past the logger; the worker logs it, and /readyz shows it.
@@ -154,7 +154,7 @@ export async function startQueueService<Setup extends ServiceSetup>(spec: QueueS
       queue: spec.queue,
       operations,
       handlers,
-      connection: consumerRedisOptions(env.REDIS_URL, `${spec.service}:worker`),
+      connection: consumerRedisOptions(redisTarget(env), `${spec.service}:worker`),
       prefix: env.BULLMQ_PREFIX,
       concurrency: env.WORKER_CONCURRENCY,
       ...(env.TENANT_CONCURRENCY ? { tenantConcurrency: env.TENANT_CONCURRENCY } : {}),
@@ -168,7 +168,7 @@ export async function startQueueService<Setup extends ServiceSetup>(spec: QueueS
     // service that cannot take jobs yet. Redis being down is not fatal (workers
     // reconnect by design), but the wait is never silent.
     await waitLoudly(serviceWorker.worker.waitUntilReady(), REDIS_WAIT_LOG_MS, () =>
-      logger.warn({ redis: redactUrl(env.REDIS_URL) }, 'waiting for Redis at REDIS_URL: check that Redis is running there; the service takes jobs once it answers'),
+      logger.warn({ redis: describeRedisTarget(redisTarget(env)) }, env.REDIS_SENTINELS ? 'waiting for Redis through REDIS_SENTINELS: check that the sentinels answer and know a primary for REDIS_SENTINEL_NAME; the service takes jobs once it answers' : 'waiting for Redis at REDIS_URL: check that Redis is running there; the service takes jobs once it answers'),
     );
     closers.shift();
     checks.push(

@@ -1,5 +1,6 @@
 import type { RedisOptions as BullRedisOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
+import { redactUrl } from './config.js';
 
 /** ioredis options from a redis:// or rediss:// URL. */
 export function redisOptionsFromUrl(rawUrl: string): RedisOptions {
@@ -15,17 +16,99 @@ export function redisOptionsFromUrl(rawUrl: string): RedisOptions {
   };
 }
 
+/** Sentinels to ask for the primary of one master group (REDIS_SENTINELS, REDIS_SENTINEL_NAME). */
+export interface RedisSentinels {
+  sentinels: { host: string; port: number }[];
+  /** The master group's name in the sentinels' configuration. */
+  name: string;
+  /** AUTH for the sentinels themselves (REDIS_SENTINEL_USERNAME, REDIS_SENTINEL_PASSWORD); the Redis nodes' come from the URL. */
+  username?: string;
+  password?: string;
+}
+
+/**
+ * Where a process's Redis connections go: a redis:// URL, or the URL's
+ * credentials, database and TLS with the primary found through sentinels
+ * (the URL's host and port are then not used).
+ */
+export type RedisTarget = string | { url: string; sentinel?: RedisSentinels };
+
+/** The RedisTarget a parsed configuration names (commonEnvSchema's REDIS_* variables). */
+export function redisTarget(env: { REDIS_URL: string; REDIS_SENTINELS?: { host: string; port: number }[] | undefined; REDIS_SENTINEL_NAME?: string | undefined; REDIS_SENTINEL_USERNAME?: string | undefined; REDIS_SENTINEL_PASSWORD?: string | undefined }): RedisTarget {
+  if (!env.REDIS_SENTINELS?.length) return env.REDIS_URL;
+  return {
+    url: env.REDIS_URL,
+    sentinel: {
+      sentinels: env.REDIS_SENTINELS,
+      name: env.REDIS_SENTINEL_NAME ?? DEFAULT_SENTINEL_NAME,
+      ...(env.REDIS_SENTINEL_USERNAME ? { username: env.REDIS_SENTINEL_USERNAME } : {}),
+      ...(env.REDIS_SENTINEL_PASSWORD ? { password: env.REDIS_SENTINEL_PASSWORD } : {}),
+    },
+  };
+}
+
+/** The master group name when REDIS_SENTINEL_NAME is unset (the name in Redis's own sentinel.conf example). */
+export const DEFAULT_SENTINEL_NAME = 'mymaster';
+
+/** The target for a log line: the URL without its password, or the sentinels and the group. */
+export function describeRedisTarget(target: RedisTarget): string {
+  if (typeof target === 'string') return redactUrl(target);
+  if (!target.sentinel) return redactUrl(target.url);
+  return `master group ${target.sentinel.name} through sentinels ${target.sentinel.sentinels.map((s) => `${s.host}:${s.port}`).join(',')}`;
+}
+
+/**
+ * ioredis options for a target. Through sentinels: ioredis asks them for the
+ * group's primary on every (re)connect, checks the node's ROLE once connected
+ * (a node that is a replica by then is dropped and the sentinels asked again),
+ * and with `failoverDetector` listens for +switch-master on the sentinels so a
+ * failover that leaves the old primary running (a manual SENTINEL FAILOVER, a
+ * managed switch) drops the connection at once instead of at the first READONLY.
+ */
+export function redisOptions(target: RedisTarget): RedisOptions {
+  if (typeof target === 'string') return redisOptionsFromUrl(target);
+  const fromUrl = redisOptionsFromUrl(target.url);
+  if (!target.sentinel) return fromUrl;
+  const { host: _host, port: _port, ...nodeOptions } = fromUrl;
+  const s = target.sentinel;
+  return {
+    ...nodeOptions,
+    sentinels: s.sentinels,
+    name: s.name,
+    role: 'master',
+    ...(s.username ? { sentinelUsername: s.username } : {}),
+    ...(s.password ? { sentinelPassword: s.password } : {}),
+    // rediss:// covers the Redis nodes behind the sentinels too.
+    ...(fromUrl.tls ? { enableTLSForSentinelMode: true } : {}),
+    failoverDetector: true,
+    // When every sentinel is unreachable: the same back-off as a lost connection, forever.
+    sentinelRetryStrategy: reconnectDelay,
+  };
+}
+
 /** Reconnect quickly at first, then every 2 s at most, forever. */
 function reconnectDelay(attempt: number): number {
   return Math.min(50 * 2 ** attempt, 2_000);
 }
 
 /**
+ * A node that answers READONLY was the primary and is a replica now (a
+ * failover the client has not noticed): reconnect, which asks the sentinels
+ * again. `resend`: the failed command is sent again on the new connection
+ * (consumers, which wait across reconnects anyway; safe because a replica
+ * refused it before writing anything); otherwise it fails, as every command
+ * on a fail-fast producer does while Redis is away.
+ */
+function reconnectOnReadonly(resend: boolean): (err: Error) => boolean | 2 {
+  return (err) => (err.message.startsWith('READONLY') ? (resend ? 2 : true) : false);
+}
+
+/**
  * Options for consumers (BullMQ Worker, QueueEvents): commands wait across a
  * reconnect instead of failing, as BullMQ requires (`maxRetriesPerRequest: null`).
  */
-export function consumerRedisOptions(rawUrl: string, name?: string): RedisOptions & BullRedisOptions {
-  return { ...redisOptionsFromUrl(rawUrl), maxRetriesPerRequest: null, retryStrategy: reconnectDelay, ...(name ? { connectionName: name } : {}) };
+export function consumerRedisOptions(target: RedisTarget, name?: string): RedisOptions & BullRedisOptions {
+  return { ...redisOptions(target), maxRetriesPerRequest: null, retryStrategy: reconnectDelay, reconnectOnError: reconnectOnReadonly(true), ...(name ? { connectionName: name } : {}) };
 }
 
 /**
@@ -33,12 +116,13 @@ export function consumerRedisOptions(rawUrl: string, name?: string): RedisOption
  * down a command fails at once instead of queueing in memory, so the caller
  * gets a 503 rather than a hung request; the client keeps reconnecting.
  */
-export function createProducerRedis(rawUrl: string, name?: string): Redis {
+export function createProducerRedis(target: RedisTarget, name?: string): Redis {
   return new Redis({
-    ...redisOptionsFromUrl(rawUrl),
+    ...redisOptions(target),
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     retryStrategy: reconnectDelay,
+    reconnectOnError: reconnectOnReadonly(false),
     // Commands issued in the same tick (concurrent requests' adds) go out in one write.
     enableAutoPipelining: true,
     ...(name ? { connectionName: name } : {}),
@@ -46,8 +130,8 @@ export function createProducerRedis(rawUrl: string, name?: string): Redis {
 }
 
 /** A consumer-style connection (waits across reconnects). */
-export function createConsumerRedis(rawUrl: string, name?: string): Redis {
-  return new Redis(consumerRedisOptions(rawUrl, name));
+export function createConsumerRedis(target: RedisTarget, name?: string): Redis {
+  return new Redis(consumerRedisOptions(target, name));
 }
 
 /** Whether Redis answers PING within the timeout. */

@@ -8,7 +8,7 @@
  */
 import { parseArgs } from 'node:util';
 import { OPERATOR_TENANT, SCOPES, keyAgentProblem, type Scope } from '@vouch/contracts';
-import { commonEnvSchema, createPool, createProducerRedis, defaultSchema, loadConfigOrExit, postgresTargets, redactUrl, runMigrations, startOrExit, withLocalStack } from '@vouch/platform';
+import { commonEnvSchema, createPool, createProducerRedis, defaultSchema, loadConfigOrExit, postgresTargets, describeRedisTarget, redisTarget, runMigrations, startOrExit, withLocalStack } from '@vouch/platform';
 import { API_KEY_CACHE_TTL_MS, announceKeyChange, announceRevocation } from '../api-key-cache.js';
 import { createApiKey, createOperatorKey, listApiKeys, revokeApiKey, setKeyBudgets } from '../api-keys.js';
 import { MIGRATIONS_DIR } from '../migrations-dir.js';
@@ -27,7 +27,7 @@ const USAGE = `usage:
 // Where running gateways listen for revocations: the same Redis and prefix they use.
 const env = loadConfigOrExit(
   'keys',
-  commonEnvSchema.pick({ DATABASE_URL: true, DATABASE_DIRECT_URL: true, DB_SCHEMA: true, REDIS_URL: true, BULLMQ_PREFIX: true, PG_CONNECT_TIMEOUT_MS: true }),
+  commonEnvSchema.pick({ DATABASE_URL: true, DATABASE_DIRECT_URL: true, DB_SCHEMA: true, REDIS_URL: true, REDIS_SENTINELS: true, REDIS_SENTINEL_NAME: true, REDIS_SENTINEL_USERNAME: true, REDIS_SENTINEL_PASSWORD: true, BULLMQ_PREFIX: true, PG_CONNECT_TIMEOUT_MS: true }),
   withLocalStack(),
 );
 
@@ -81,7 +81,7 @@ if (command === 'budget' && !Object.keys(budgets).length) fail('budget needs --r
 
 /** Tells running gateways over Redis to forget a key at once; says so when Redis cannot be reached. */
 async function tellGateways(announce: typeof announceRevocation, id: string, what: string): Promise<void> {
-  const redis = createProducerRedis(env.REDIS_URL, 'keys-cli');
+  const redis = createProducerRedis(redisTarget(env), 'keys-cli');
   redis.on('error', () => {});
   try {
     await new Promise<void>((resolve, reject) => {
@@ -90,7 +90,7 @@ async function tellGateways(announce: typeof announceRevocation, id: string, wha
     });
     await announce(redis, env.BULLMQ_PREFIX, id);
   } catch {
-    console.error(`keys: could not tell running gateways over Redis (${redactUrl(env.REDIS_URL)}); they ${what} within ${API_KEY_CACHE_TTL_MS / 1000} s`);
+    console.error(`keys: could not tell running gateways over Redis (${describeRedisTarget(redisTarget(env))}); they ${what} within ${API_KEY_CACHE_TTL_MS / 1000} s`);
   } finally {
     redis.disconnect();
   }
