@@ -57,12 +57,13 @@ const BODY_CACHE_BYTES = 12 * MiB;
  * 24), far under what a leak keeps (a gateway keeping every body: +70 %).
  * The vision-router's OCR workers are threads with heaps of their own, which
  * a collection in its main thread does not reach: replaced ones start
- * afresh, and came back 5 to 17 % above. The gateway, which reads every
+ * afresh, and came back 5 to 17 % above (2026-12-05), then -8 %, +6 %,
+ * +21 % and +23 % in four runs of 2026-12-06: 30 % for it. The gateway, which reads every
  * large body, came back -7 %, +15 % and +23 % in three CI runs of 2026-12-06
  * (188 → 231 MiB in the last, heap collected: pages glibc keeps after the
  * bodies' buffers are freed); 30 % for it still fails the body leak above.
  */
-const RSS_SLACK: Record<StackProcessName, number> = { gateway: 0.3, extractor: 0.2, 'vision-router': 0.25, 'board-dispatcher': 0.2, 'ledger-critic': 0.2 };
+const RSS_SLACK: Record<StackProcessName, number> = { gateway: 0.3, extractor: 0.2, 'vision-router': 0.3, 'board-dispatcher': 0.2, 'ledger-critic': 0.2 };
 
 /** One round: where the bound breaks, it breaks by far. */
 const BASE: MeasureOptions = { rounds: 1, samples: 20, phaseMs: 2_000, jobSamples: 1, floodJobs: 3, maxLoadedMs: 3_000, rssReturnMs: 0 };
@@ -176,7 +177,7 @@ describe('one tenant flooding an expensive operation, another calling a cheap on
     withinBound(f);
   }, 90_000);
 
-  it('gives every service its memory back once idle and collected: within 20 % of its RSS before its first flood (the extractor: and its body cache; the vision-router: 25 %; the gateway: 30 %)', async () => {
+  it('gives every service its memory back once idle and collected: within 20 % of its RSS before its first flood (the extractor: and its body cache; the vision-router and the gateway: 30 %)', async () => {
     expect([...measured.keys()].sort()).toEqual(['bodies', 'claims', 'grep', 'mcp', 'ocr']);
     // Each process's baseline is its RSS before the first flood it served, after that flood's warm-up.
     const before = new Map<StackProcessName, number>();
