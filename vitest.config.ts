@@ -69,6 +69,7 @@ export const UNIT = [
   'shared/judge/test/extract-features.test.ts',
   'shared/judge/test/observation-features.test.ts',
   'shared/judge/test/issue-16-patterns.test.ts',
+  'shared/judge/test/fast-replies.test.ts',
   'shared/judge/test/judge-card.test.ts',
   'shared/judge/test/lexicon.test.ts',
   'shared/judge/test/quoted-support-mutants.test.ts',

@@ -42,6 +42,13 @@ describe('the rule critic', () => {
     });
   });
 
+  it('holds a claim the policy lets through on the agent\'s word when recorded evidence contradicts it', () => {
+    const said = claim({ id: 'c1', text: 'Checkout is at noon', status: 'contradicted', requiresEvidence: false, statusReason: 'ev-1 states 11:00 where the claim says noon' });
+    const result = ruleCritic({ claims: [said], openItems: [], policy: 'fast' });
+    expect(result.decision).toBe('request_changes');
+    expect(result.reasons).toEqual(['"Checkout is at noon" is contradicted: ev-1 states 11:00 where the claim says noon. Fix it and record the successful observation, or correct the claim.']);
+  });
+
   it('asks for what each unsupported, contradicted or unverified claim lacks, quoting it', () => {
     const claims = [
       claim({ id: 'c1', text: ' Deployed   v2\nto prod ', status: 'unsupported', evidenceRequirement: 'a deploy log' }),

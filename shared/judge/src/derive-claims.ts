@@ -305,6 +305,26 @@ const DERIVED_GOAL_CHARS = 300;
 // "When is …", "Which …", "Is the …": a goal that asks rather than orders.
 const QUESTION_START_RE = /^(?:what|when|where|which|who|whom|whose|why|how|is|are|was|were|do|does|did|can|could|should|will|would|has|have)\b/i;
 
+// "Told the coach the final is on 5 April", "Answered CS: it's 350gsm board", "Confirmed to the donor that …": the act of
+// replying, and what the reply said.
+const REPLY_ACT_RE = /^(?:(?:i|we)\s+)?(?:told|answered|replied(?:\s+to)?|responded(?:\s+to)?|confirmed\s+to|informed|let)\s+(?:[^\s:]+\s+){0,3}?(?:that\s+|know\s+(?:that\s+)?|:\s*)?/i;
+
+/**
+ * A summary sentence that reports the reply to a question ("Told the coach the U12 final is on 5 April") when the
+ * visible answer itself states what it says: the reply's own claims are judged, not this report of it. What the
+ * report says the reply contained must be shown by the visible answer (read as what was seen), or the sentence keeps
+ * its own weight: "Told the customer the refund was issued" beside a reply of "All sorted!" still claims the refund.
+ */
+function reportsShownReply(text: string, texts: ProposedTexts): boolean {
+  const reply = (texts.visibleAnswer ?? '').trim();
+  const act = REPLY_ACT_RE.exec(text);
+  if (!reply || !act || !(isQuestion(texts.goal) || asksForWords(texts.goal))) return false;
+  const said = text.slice(act[0].length).trim();
+  if (!said) return true;
+  const judged = judgeSupport(readClaim(said, 'statement'), { read: { ...readText(reply), tool: [] }, kind: 'tool_result' });
+  return judged.verdict === 'shows';
+}
+
 /** Whether the summary or the visible answer states the goal's outcome: the goal read as a claim, the texts as what was seen. */
 function textsShowGoal(texts: ProposedTexts): boolean {
   const said = `${texts.summary} ${texts.visibleAnswer ?? ''}`.trim();
@@ -378,7 +398,9 @@ export function deriveClaims(texts: ProposedTexts, opts: { cycle: number; policy
       features,
     });
   };
-  for (const seg of segmentClaims(texts.summary)) add(seg.text, 'task_complete_summary', classifyClaim(seg.text, seg));
+  for (const seg of segmentClaims(texts.summary)) {
+    add(seg.text, 'task_complete_summary', reportsShownReply(seg.text, texts) ? { kind: 'aside', materiality: 'low' } : classifyClaim(seg.text, seg));
+  }
   for (const seg of segmentClaims(texts.visibleAnswer ?? '')) add(seg.text, 'assistant_visible_text', classifyClaim(seg.text, seg));
   // Under the fast policy a statement needs no evidence, so "Done, all good" would complete any order: unless the
   // texts themselves show the goal's outcome, the goal is claimed, and it needs evidence.

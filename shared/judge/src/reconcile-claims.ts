@@ -2,7 +2,7 @@ import type { ClaimMateriality, ClaimStatus, CompletionClaim, CompletionEvidence
 import type { DerivedClaim } from './derive-claims.js';
 import { stem } from './extract-features.js';
 import { judgeSupport, readClaim, timesNamed, type ClaimReading, type Judgement, type ObservationView } from './judge-support.js';
-import { valuesMatch } from './read-values.js';
+import { valuesMatch, type Value } from './read-values.js';
 import type { Word } from './read-text.js';
 import { currentObservations, observationReading, valueKey, type ObservationFeatures } from './observation-features.js';
 
@@ -194,6 +194,36 @@ function spanOf(item: CompletionEvidence, view: ObservationView, matched: readon
 }
 
 /** Whether an observation states one of the claim's identifiers (a file, an id, a URL). */
+/** Values whose kind says what they measure: a time, a date, a quantity with its unit or a share. */
+function measures(v: Value): boolean {
+  return v.k === 'time' || v.k === 'date' || (v.k === 'num' && (v.dim !== undefined || v.pct === true));
+}
+
+function sameKind(a: Value, b: Value): boolean {
+  if (a.k !== b.k) return false;
+  return a.k !== 'num' || (b.k === 'num' && a.dim === b.dim && Boolean(a.pct) === Boolean(b.pct));
+}
+
+/**
+ * A successful observation that speaks of the claim's thing (a word of the claim in the same segment) and states a
+ * value of the same kind as one the claim states, and nowhere the claimed one: the observation's value is the thing's.
+ */
+function rivalValue(reading: ClaimReading, judged: ReadonlyArray<{ i: number; j: Judgement }>, view: (i: number) => ObservationView): { i: number; claimed: string; seen: string } | undefined {
+  const claimed = reading.values.filter((v) => measures(v.value) && !v.word.synthetic);
+  if (claimed.length === 0) return undefined;
+  for (const { i, j } of judged) {
+    if (j.verdict !== 'lacks' || j.matched.length === 0) continue;
+    const words = view(i).read.words;
+    const spoken = new Set(j.matched.map((k) => (words[k] as Word).seg));
+    for (const c of claimed) {
+      if (words.some((w) => w.value !== undefined && valuesMatch(c.value, w.value))) continue;
+      const other = words.find((w) => spoken.has(w.seg) && w.value !== undefined && sameKind(c.value, w.value));
+      if (other) return { i, claimed: c.word.text, seen: other.text };
+    }
+  }
+  return undefined;
+}
+
 function namesAnIdentifier(reading: ClaimReading, view: ObservationView): boolean {
   return reading.values.some((v) => v.value.k === 'id' && view.read.words.some((w) => w.value !== undefined && valuesMatch(v.value, w.value)));
 }
@@ -289,7 +319,7 @@ function bothThings(reading: ClaimReading): Word | undefined {
   return words.slice(both + 1, both + 4).find((w) => /^(NOUN|PROPN)$/.test(w.pos));
 }
 
-function judgeClaim(reading: ClaimReading, found: readonly number[], index: EvidenceIndex, features: FeaturesBySeq, needed: boolean): ClaimJudgement {
+function judgeClaim(reading: ClaimReading, found: readonly number[], index: EvidenceIndex, features: FeaturesBySeq, needed: boolean, assertsFact: boolean): ClaimJudgement {
   const { evidence } = index;
   const views = new Map<number, ObservationView>();
   const view = (i: number): ObservationView => {
@@ -385,6 +415,15 @@ function judgeClaim(reading: ClaimReading, found: readonly number[], index: Evid
     }
   }
   if (feedbackOnly) return { status: 'unverified', statusReason: FEEDBACK_ONLY_REASON, missingFeatures: [], evidenceSpans: [], linked: [...found] };
+  // A statement the policy lets through on the agent's word is still held when what the agent recorded names its thing
+  // with another value ("checkout is at noon" beside "check-out by 11:00"): the agent had the answer and said otherwise.
+  if (!needed && assertsFact) {
+    const rival = rivalValue(reading, judged, view);
+    if (rival) {
+      const item = evidence[rival.i] as CompletionEvidence;
+      return { status: 'contradicted', statusReason: `${item.id} states ${rival.seen} where the claim says ${rival.claimed}: ${describeObservation(item)}`, missingFeatures: [rival.claimed], evidenceSpans: [], linked: [...linked, rival.i] };
+    }
+  }
   // Nothing about this claim, or nothing more than a word or two of it.
   if (!best || best.j.coverage < 0.5) {
     return needed
@@ -406,7 +445,9 @@ function judgeClaim(reading: ClaimReading, found: readonly number[], index: Evid
 function reconcileClaim(found: ClaimCandidates, index: EvidenceIndex, features: FeaturesBySeq, policy: ReviewPolicy): CompletionClaim {
   const { claim, reading } = found;
   const needed = requiresEvidence(claim.materiality, policy);
-  const { linked, ...judgement } = judgeClaim(reading, found.candidates, index, features, needed);
+  // A plan, a hedge or a limitation says what is not (yet) so: another value in the evidence does not gainsay it.
+  const assertsFact = claim.kind !== 'plan' && claim.kind !== 'hedged' && claim.kind !== 'limitation';
+  const { linked, ...judgement } = judgeClaim(reading, found.candidates, index, features, needed, assertsFact);
   return {
     ...claim,
     requiresEvidence: needed,

@@ -61,7 +61,8 @@ export function ruleCritic(input: RuleCriticInput): CritiqueVerdict {
   const changes: string[] = [];
   const missingEvidence: MissingEvidence[] = [];
   for (const claim of input.claims) {
-    if (!claim.requiresEvidence || claim.status === 'supported') continue;
+    // A claim the policy lets through on the agent's word still holds the run when recorded evidence says otherwise.
+    if (claim.status === 'supported' || (!claim.requiresEvidence && claim.status !== 'contradicted')) continue;
     if (claim.status === 'blocked' && claim.materiality === 'high') blocking.push(reasonFor(claim));
     else changes.push(reasonFor(claim));
     missingEvidence.push(missingFor(claim));
