@@ -19,9 +19,10 @@
  * review (openLedger, recordEvidence, planCompletionReview).
  */
 import { BOARD_BLIND_4 } from '../services/board-dispatcher/test/verify-corpus/cases-blind-4.js';
+import { BOARD_BLIND_5 } from '../services/board-dispatcher/test/verify-corpus/cases-blind-5.js';
 import { BOARD_BLIND } from '../services/board-dispatcher/test/verify-corpus/cases-blind.js';
 import { evaluateCards, type CardReport, type CardResult } from '../services/board-dispatcher/test/verify-corpus/evaluate-cards.js';
-import { BLIND_3_CASES, BLIND_4_CASES, HELD_OUT_2_CASES, HELD_OUT_CASES, TUNING_CASES } from '../services/ledger-critic/test/critic-corpus/corpus.js';
+import { BLIND_3_CASES, BLIND_4_CASES, BLIND_5_CASES, HELD_OUT_2_CASES, HELD_OUT_CASES, TUNING_CASES } from '../services/ledger-critic/test/critic-corpus/corpus.js';
 import type { CriticCase } from '../services/ledger-critic/test/critic-corpus/corpus-case.js';
 import { evaluateCorpus, timeCase, type CaseResult, type CorpusReport } from '../services/ledger-critic/test/critic-corpus/evaluate-corpus.js';
 
@@ -123,6 +124,9 @@ printCards('board cards, blind (issue 16; before, at e41d601: 29 of 29 false ver
 // Blind 4 was measured blind once, on the judge at 411c107 (docs/evaluation/issue-16-blind-4.md); the fixes for the false approvals it showed followed.
 print('blind 4 (issue 16, second blind set; blind run at 411c107: 7 of 55 false approvals, 51 of 55 false holds, 7 of 10 blocked)', BLIND_4_CASES);
 printCards('board cards, blind 4 (blind run at 411c107: 0 of 26 false verifications, 0 self-certified, 24 of 24 false holds)', BOARD_BLIND_4);
+// Blind 5 was written at be0b77c, before the judge changed, and measured blind once there (docs/evaluation/issue-16-blind-5-before.md).
+print('blind 5 (issue 16, written at be0b77c before the judge changed; blind run at be0b77c: 5 of 49 false approvals, 39 of 47 false holds, 5 of 8 blocked)', BLIND_5_CASES);
+printCards('board cards, blind 5 (issue 16, written at be0b77c before the judge changed; blind run at be0b77c: 1 of 27 false verifications, 0 self-certified, 20 of 25 false holds)', BOARD_BLIND_5);
 
 // Cost: every case once to warm the reader and the lexicon, then each timed three times; medians per claim.
 const all = [...TUNING_CASES, ...HELD_OUT_CASES, ...HELD_OUT_2_CASES, ...BLIND_3_CASES, ...BLIND_4_CASES];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BOARD_BLIND_4 } from './verify-corpus/cases-blind-4.js';
+import { BOARD_BLIND_5 } from './verify-corpus/cases-blind-5.js';
 import { BOARD_BLIND } from './verify-corpus/cases-blind.js';
 import { evaluateCards } from './verify-corpus/evaluate-cards.js';
 
@@ -34,5 +35,18 @@ describe('the built-in verifier on the blind board cards', () => {
     expect(second.cases).toBeGreaterThanOrEqual(40);
     expect(second.selfCertified.map((r) => r.case.id)).toEqual([]);
     expect(second.falseVerifications.map((r) => r.case.id)).toEqual([]);
+  });
+
+  // Blind 5 is measured, not asserted on: only its shape is checked here (npm run bench:critic prints its matrix).
+  it('has a third blind set of at least 45 cards in at least 10 domains no other set uses, each pattern present, self-certifying cards held', () => {
+    expect(BOARD_BLIND_5.length).toBeGreaterThanOrEqual(45);
+    const domains = new Set(BOARD_BLIND_5.map((c) => c.domain));
+    expect(domains.size).toBeGreaterThanOrEqual(10);
+    const others = new Set([...BOARD_BLIND, ...BOARD_BLIND_4].map((c) => c.domain));
+    expect([...domains].filter((d) => others.has(d))).toEqual([]);
+    const third = evaluateCards(BOARD_BLIND_5);
+    for (const [pattern, tally] of Object.entries(third.patterns)) expect(tally.cases, pattern).toBeGreaterThan(0);
+    expect(BOARD_BLIND_5.filter((c) => c.patterns.includes('self-certifying')).every((c) => c.expect === 'hold')).toBe(true);
+    expect(new Set(BOARD_BLIND_5.map((c) => c.id)).size).toBe(BOARD_BLIND_5.length);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BLIND_3_CASES, BLIND_4_CASES, HELD_OUT_CASES, TUNING_CASES } from './critic-corpus/corpus.js';
+import { BLIND_3_CASES, BLIND_4_CASES, BLIND_5_CASES, HELD_OUT_2_CASES, HELD_OUT_CASES, TUNING_CASES } from './critic-corpus/corpus.js';
 import { PATTERNS, type Pattern } from './critic-corpus/corpus-case.js';
 import { evaluateCorpus } from './critic-corpus/evaluate-corpus.js';
 
@@ -43,5 +43,21 @@ describe('the rule critic on its evaluation corpus', () => {
     const report = evaluateCorpus(BLIND_4_CASES);
     expect(report.cases).toBeGreaterThanOrEqual(80);
     expect(report.falseApprovals.map((r) => `${r.case.id}: ${r.case.why}`)).toEqual([]);
+  });
+
+  // Blind 5 is measured, not asserted on: only its shape is checked here (npm run bench:critic prints its figures).
+  it('has a third blind set of at least 90 cases in at least 12 domains no other set uses, each pattern in both directions', () => {
+    expect(BLIND_5_CASES.length).toBeGreaterThanOrEqual(90);
+    const domains = new Set(BLIND_5_CASES.map((c) => c.domain));
+    expect(domains.size).toBeGreaterThanOrEqual(12);
+    const others = new Set([...TUNING_CASES, ...HELD_OUT_CASES, ...HELD_OUT_2_CASES, ...BLIND_3_CASES, ...BLIND_4_CASES].map((c) => c.domain));
+    expect([...domains].filter((d) => others.has(d))).toEqual([]);
+    for (const pattern of Object.keys(PATTERNS) as Pattern[]) {
+      const cases = BLIND_5_CASES.filter((c) => c.patterns.includes(pattern));
+      expect(cases.some((c) => c.expect === 'hold'), `${pattern} should hold`).toBe(true);
+      expect(cases.some((c) => c.expect === 'approve'), `${pattern} should approve`).toBe(true);
+    }
+    expect(BLIND_5_CASES.filter((c) => c.blocked).every((c) => c.expect === 'hold')).toBe(true);
+    expect(new Set(BLIND_5_CASES.map((c) => c.id)).size).toBe(BLIND_5_CASES.length);
   });
 });

@@ -2,6 +2,7 @@ import { COMMERCE_CASES } from './cases-commerce.js';
 import { HELD_OUT } from './cases-held-out.js';
 import { BLIND_3 } from './cases-blind-3.js';
 import { BLIND_4 } from './cases-blind-4.js';
+import { BLIND_5 } from './cases-blind-5.js';
 import { HELD_OUT_2 } from './cases-held-out-2.js';
 import { LOGISTICS_CASES } from './cases-logistics.js';
 import { OPERATIONS_CASES } from './cases-operations.js';
@@ -22,3 +23,12 @@ export const BLIND_3_CASES: CriticCase[] = BLIND_3;
 
 /** The second blind set of issue 16 (14 more new domains), written by a reviewer who did not read the judge, after its last change: reported apart. */
 export const BLIND_4_CASES: CriticCase[] = BLIND_4;
+
+/**
+ * The third blind set of issue 16 (13 more new domains), written at be0b77c by
+ * a reviewer who read neither the judge nor any bench output about earlier
+ * sets, and measured once there before the judge changed
+ * (docs/evaluation/issue-16-blind-5-before.md). Not part of the tuning corpus:
+ * reported apart.
+ */
+export const BLIND_5_CASES: CriticCase[] = BLIND_5;
