@@ -70,6 +70,7 @@ export const UNIT = [
   'shared/judge/test/observation-features.test.ts',
   'shared/judge/test/issue-16-patterns.test.ts',
   'shared/judge/test/fast-replies.test.ts',
+  'shared/judge/test/blind-5-readings.test.ts',
   'shared/judge/test/judge-card.test.ts',
   'shared/judge/test/lexicon.test.ts',
   'shared/judge/test/quoted-support-mutants.test.ts',

@@ -1,7 +1,7 @@
 import type { ClaimKind, EvidenceKind } from '@vouch/contracts';
 import { stem } from './extract-features.js';
 import { isProblemNoun, readText, type ReadText, type Word } from './read-text.js';
-import { derivationallyRelated, lexicallyRelated, type LexPos } from './lexicon.js';
+import { derivationallyRelated, lexicallyRelated, senses, type LexPos } from './lexicon.js';
 import { valuesMatch, type Value } from './read-values.js';
 
 /**
@@ -79,6 +79,18 @@ export function readClaim(text: string, kind: ClaimKind): ClaimReading {
   let frameAt = -1;
   // Where the agent's own verb may stand: first, or after "I", "we", "then".
   const leading = (index: number) => words.slice(0, index).every((w) => SUBJECT_PRONOUNS.has(w.lemma) || w.pos === 'ADV');
+  // An order ("Mail sample ballots to precinct 9", a card's title or a goal): its first word is the act, though the
+  // tagger read a noun ("mail", "email", "patch"), when a verb can be spelled so, an object follows and no other word
+  // tells of an act done ("Mail volume dropped" is about mail).
+  const first = words[0];
+  const imperative =
+    kind === 'action' &&
+    first !== undefined &&
+    /^[A-Z][a-z]+$/.test(first.text) &&
+    /^(NOUN|PROPN)$/.test(first.pos) &&
+    /^(DET|NOUN|ADJ|PROPN|VAL|NUM)$/.test(words[1]?.pos ?? '') &&
+    !words.some((w) => w !== first && w.pos === 'VERB' && isPastForm(w.text)) &&
+    senses(first.lemma, 'verb').length > 0;
   // "with pandas", "using kubectl": the instrument, not the fact; it is the observation's tool or nothing to require.
   let instrument = false;
   words.forEach((w, index) => {
@@ -98,7 +110,7 @@ export function readClaim(text: string, kind: ClaimKind): ClaimReading {
     const prev = words[index - 1];
     const next = words[index + 1];
     // A tagger reads a sentence-initial verb as a name now and then ("Cancelled appointment A-55102").
-    const verbLike = w.pos === 'VERB' || (leading(index) && isPastForm(w.text) && /^[A-Z]/.test(w.text));
+    const verbLike = w.pos === 'VERB' || (leading(index) && isPastForm(w.text) && /^[A-Z]/.test(w.text)) || (imperative && index === 0);
     if (verbLike && frameAt === -1 && action === undefined && FRAME_VERBS.has(w.lemma) && leading(index)) {
       frameAt = index;
       return;
@@ -388,7 +400,9 @@ function notDone(action: string, at: number, owords: readonly Word[]): string | 
   if (rehearsal) return rehearsal.text;
   const written = (o: Word) => o.text.toLowerCase();
   // "upgrade to 1.29 in progress": "progress" after "in".
-  const pending = near.find((o) => BEGUN_WORDS.has(written(o)) || UNREALIZED_WORDS.has(written(o)) || (written(o) === 'progress' && owords[owords.indexOf(o) - 1]?.lemma === 'in'));
+  // A status written as one token ("QUEUED_FOR_PRINT", "PENDING-REVIEW") says it by its first part.
+  const first = (o: Word) => written(o).split(/[_-]/)[0] ?? '';
+  const pending = near.find((o) => [written(o), first(o)].some((x) => BEGUN_WORDS.has(x) || UNREALIZED_WORDS.has(x)) || (written(o) === 'progress' && owords[owords.indexOf(o) - 1]?.lemma === 'in'));
   if (!pending) return undefined;
   const done = owords.some((o) => !o.neg && !quoted(o) && (DONE_WORDS.has(o.lemma) || COMPLETION_WORDS.has(o.lemma) || DONE_WORDS.has(o.text.toLowerCase())));
   return done ? undefined : pending.text;
@@ -534,6 +548,9 @@ function withinBound(claim: Extract<Value, { k: 'num' }>, seen: Value, bound: Bo
 function isRemoval(lemma: string): boolean {
   return [lemma, lemma.replace(/ed$/, ''), lemma.replace(/led$/, 'l'), lemma.replace(/d$/, '')].some((form) => REMOVAL_VERBS.has(form));
 }
+
+// Labels of a report's verdict on the whole record it reports.
+const RECORD_VERDICT = new Set(['overall', 'verdict', 'result', 'outcome', 'conclusion']);
 
 /** The share of a claim's required words that other wording may stand for. */
 const SOFT_SHARE = 0.34;
@@ -837,7 +854,10 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
   if (claim.predicate) {
     required++;
     const hit = findWord(obs, claim.predicate.word.lemma, { lex: 'verb' });
-    if (hit !== -1 || inTool(obs, claim.predicate.word.lemma) || afterArrow) {
+    // A state reported of a rehearsal, or as begun or awaited ("mode: DRY RUN … items suppressed"), is not the state.
+    const pending = hit >= 0 ? notDone(claim.predicate.word.lemma, hit, owords) : undefined;
+    if (pending) missing.push(`${claim.predicate.word.text} (it says "${pending}")`);
+    else if (hit !== -1 || inTool(obs, claim.predicate.word.lemma) || afterArrow) {
       found++;
       if (hit >= 0) matched.add(hit);
     } else if (outcomeShown(claim.predicate.word.lemma, owords, matched)) soft.push(claim.predicate.word.text);
@@ -878,6 +898,8 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
       if (termIndex <= claimIndex || termIndex - claimIndex > 3 || cwords[termIndex]?.seg !== cwords[claimIndex]?.seg || cwords[termIndex]?.neg) continue;
       // "212 pages at 600 ppi": a word after another of the claim's values is that value's.
       if (cwords.slice(claimIndex + 1, termIndex).some((w) => w.value !== undefined)) continue;
+      // "all 24 panels: no faults": the value counts the noun right after it; a word past that noun, or past "no", is not its.
+      if (cwords.slice(claimIndex + 1, termIndex).some((w) => w.pos === 'NOUN' || NEGATOR_WORDS.has(w.lemma))) continue;
       const nearest = findWord(obs, (cwords[termIndex] as Word).lemma, { near: obsIndex });
       if (nearest >= 0 && competingValue(obs, claimed, obsIndex, nearest)) missing.push(`${cwords[claimIndex]?.text} for ${cwords[termIndex]?.text}`);
     }
@@ -1008,7 +1030,9 @@ export function judgeSupport(claim: ClaimReading, obs: ObservationView): Judgeme
     // A segment the claim reaches only through the observation's head, naming a subject of its own that the claim does not
     // speak of ("moderation pending", "dispensing blocked"): its result is that subject's, not the claim's.
     // A count ("0 of 3 pods ready") is the result's own measure and stays.
-    const elsewhere = !segments.has(seg) && ownSubject(owords, seg, markers, aboutClaim);
+    // A report's verdict ("overall: ACTION REQUIRED", "result: FAIL") is the whole record's, whatever stands beside it.
+    const verdictLine = owords.some((w) => w.seg === seg && RECORD_VERDICT.has(w.lemma) && /^\s*:/.test(obs.read.text.slice(w.end, w.end + 3)));
+    const elsewhere = !segments.has(seg) && !verdictLine && ownSubject(owords, seg, markers, aboutClaim);
     for (const raw of markers) {
       if (elsewhere && !raw.startsWith('#')) continue;
       const counted = raw.startsWith('#counted ');

@@ -53,11 +53,13 @@ const FAILURE_WORDS = new Set(
     'fail failed failing failure failures error errors missing miss timeout unmet reject rejected deny denied refuse refused decline declined ' +
     'pending unchanged empty unable unavailable invalid bounce bounced expired unmatched unanswered unsigned unpaid unresolved unverified ' +
     'abort aborted cancel cancelled canceled skip skipped block blocked stuck offline unreachable incomplete partial conflict conflicts ' +
-    'degraded unhealthy partially partly reversed reverted voided undone rescinded'
+    'degraded unhealthy partially partly reversed reverted voided undone rescinded fault faulted faulty malfunction malfunctioning broken'
   ).split(' '),
 );
 // Multi-word failure phrases, matched on lemmas.
 const FAILURE_PHRASES = [
+  // A report's verdict that work is still needed: "overall: ACTION REQUIRED", "needs attention".
+  ['action', 'required'], ['require', 'action'], ['attention', 'required'], ['need', 'attention'],
   ['not', 'found'], ['not', 'met'], ['time', 'out'], ['timed', 'out'], ['not', 'yet'], ['not', 'respond'], ['not', 'responding'], ['out', 'for'],
   // A state that persists where the act should have ended it: "2 still open".
   ['still', 'present'], ['still', 'open'], ['still', 'running'], ['still', 'active'], ['still', 'enabled'], ['still', 'down'], ['still', 'there'],
@@ -381,7 +383,7 @@ export function readText(text: string): ReadText {
   joinValues(words, text);
   markNegation(words, headEnd === -1 ? -1 : headEnd);
   const segments = Math.max(0, ...words.map((w) => w.seg)) + 1;
-  const failures = Array.from({ length: segments }, (_, s) => segmentFailures(words.filter((w) => w.seg === s)));
+  const failures = Array.from({ length: segments }, (_, s) => segmentFailures(words.filter((w) => w.seg === s), text));
   return { text, words, failures, headEnd: headEnd === -1 ? 0 : headEnd };
 }
 
@@ -522,7 +524,8 @@ function joinValues(words: Word[], text: string): void {
       w.pos = 'VAL';
     }
     // "LH 401": an acronym and a number name one thing.
-    if (next?.value?.k === 'num' && next.value.plain && /^[A-Z]{2,3}$/.test(w.text) && next.seg === w.seg && next.start - w.end <= 1) {
+    // A count of none is a count, not part of a name: "AB 0" in a stock list is no AB plasma.
+    if (next?.value?.k === 'num' && next.value.plain && next.value.n !== 0 && /^[A-Z]{2,3}$/.test(w.text) && next.seg === w.seg && next.start - w.end <= 1) {
       w.value = { k: 'id', key: idKey(`${w.text}${next.text}`) };
       w.pos = 'VAL';
       delete next.value;
@@ -625,7 +628,7 @@ function markNegation(words: Word[], headEnd: number): void {
  * a problem ("0 results", "0 of 3,120 delivered"), or a partial count ("31 of
  * 36 shipped").
  */
-function segmentFailures(seg: readonly Word[]): string[] {
+function segmentFailures(seg: readonly Word[], text: string): string[] {
   const out: string[] = [];
   for (let i = 0; i < seg.length; i++) {
     const w = seg[i] as Word;
@@ -667,8 +670,10 @@ function segmentFailures(seg: readonly Word[]): string[] {
       if (next && (isFailureWord(next.lemma) || PROBLEM_NOUNS.has(next.lemma))) continue;
       if (prev && (PROBLEM_NOUNS.has(prev.lemma) || isFailureWord(prev.lemma) || isFailureWord(prev.text.toLowerCase()))) continue;
       if (w.value?.k === 'num' && w.value.dim === 'money') continue;
-      // What is counted zero: the word after ("0 changed") or, for "restarts: 0", the one before.
-      const counted = next && /^(NOUN|VERB|ADJ)$/.test(next.pos) ? next : prev && /^(NOUN|VERB|ADJ|PROPN)$/.test(prev.pos) ? prev : undefined;
+      // What is counted zero: the word after ("0 changed", "load: 0 console errors") or, for "restarts: 0", the one before.
+      // A zero that ends its line ("items suppressed: 0") counts the label before it, whatever the next line says.
+      const lineEnds = next !== undefined && text.slice(w.end, next.start).includes('\n');
+      const counted = next && !lineEnds && /^(NOUN|VERB|ADJ)$/.test(next.pos) ? next : prev && /^(NOUN|VERB|ADJ|PROPN)$/.test(prev.pos) ? prev : undefined;
       out.push(counted ? `#zero ${counted.lemma}` : '#zero');
     }
   }
