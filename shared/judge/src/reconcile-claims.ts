@@ -45,7 +45,9 @@ const BLOCKER_RE =
 // "erasure requires DPO review", "cannot be released until the customer approves", "guardian consent not signed".
 const NEEDS_PERSON_RE = new RegExp(
   [
-    String.raw`\b(?:requires?|required|needs?|must be)\b[^.;]{0,80}?\b(?:approv\w*|sign[- ]?off|(?:e-|digitally )?sign(?:ed|ature)?|override|authori[sz]\w*|permission|consent|certificate|PIN|review)\b`,
+    String.raw`\b(?:requires?|required|needs?|must be)\b[^.;]{0,80}?\b(?:approv\w*|sign[- ]?off|(?:e-|digitally )?sign(?:ed|atures?)?|override|authori[sz]\w*|permission|consent|certif\w*|PIN|review)\b`,
+    // "obtain correct PIN from end user", "get written consent from the owner": what only that person can give.
+    String.raw`\b(?:obtain|get|collect|request)\b[^.;]{0,40}?\bfrom (?:the |an? )?(?:end[- ]user|user|customer|client|owner|holder|rights holder|manager|administrator|admin|guardian|parent)\b`,
     String.raw`\bexceeds?\b[^.;]{0,40}?\b(?:authority|permission|approval limit)\b`,
     String.raw`\b(?:awaiting|waiting for|pending)[\s_]+(?:\w+\s+){0,2}(?:approval|review|sign[- ]?off|signature|consent)\b`,
     String.raw`\b(?:cannot|can't|may not|is not allowed to)\s+(?:sign|approve|authori[sz]e)\b`,

@@ -4,7 +4,7 @@ import { deriveClaims } from '../src/derive-claims.js';
 import { judgeCard } from '../src/judge-card.js';
 import { judgeSupport, readClaim } from '../src/judge-support.js';
 import { readText } from '../src/read-text.js';
-import { reconcileClaims } from '../src/reconcile-claims.js';
+import { isBlockingFailure, reconcileClaims } from '../src/reconcile-claims.js';
 import { ok } from './evidence-input.js';
 
 /**
@@ -78,5 +78,19 @@ describe('a count and the noun it counts', () => {
   it('"all 24 panels: no faults": the count is the panels\', and zero faults agrees', () => {
     expect(judged('Checked all 24 panels: no faults', 'verification', 'panel check: 24 of 24 panels reporting, 0 faults').verdict).toBe('shows');
     expect(judged('Packed 3 pallets', 'action', 'packed: 2 pallets, 3 boxes')).toMatchObject({ verdict: 'lacks' });
+  });
+});
+
+describe('a failure that says only a person can give what is missing', () => {
+  const failure = (summary: string) => ({ id: 'ev-1', seq: 1, kind: 'tool_result' as const, toolName: 't', success: false, summary, observedAt: '2025-06-01T09:00:00.000Z', recordedAt: '2025-06-01T09:00:00.000Z' });
+
+  it('"obtain the correct PIN from the end user", and signatures a submission must carry, block', () => {
+    expect(isBlockingFailure(failure('PR-55187 state: REJECTED reject code 6P "Passcode/PIN invalid" action: obtain correct PIN from end user and resubmit'))).toBe(true);
+    expect(isBlockingFailure(failure('submit canvass -> 409 "Canvass must be certified (3 board signatures) before submission"'))).toBe(true);
+  });
+
+  it('a failure the agent can fix itself does not', () => {
+    expect(isBlockingFailure(failure('PR-55187 state: REJECTED reject code 3A "number format invalid" action: correct the number and resubmit'))).toBe(false);
+    expect(isBlockingFailure(failure('submit canvass -> 409 "Canvass must be balanced before submission"'))).toBe(false);
   });
 });
