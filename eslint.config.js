@@ -29,7 +29,7 @@ export default tseslint.config(
     // *-test-env.ts, process-stack.ts) until cross-service tests and benchmarks have a workspace of their own, with
     // those helpers exported from it. The list may only shrink: a file added here needs a reason.
     files: [
-      'bench/{board,critic-eval,extractor,fairness,ledger-critique,mcp,media-register,system-ping,vision}.ts',
+      'bench/{board,capacity,critic-eval,extractor,fairness,ledger-critique,mcp,media-register,system-ping,vision}.ts',
       'services/board-dispatcher/test/{board-actors.test,board-http.test,board-public-http.test,board-show-size.test,claim-waits.test,critic-sees-board.test}.ts',
       'services/extractor/test/extractor-http.test.ts',
       'services/gateway/test/{full-stack,mcp-stdio.test,process-stack,tenant-floods}.ts',
