@@ -74,8 +74,9 @@ describe('idle work queues are released', () => {
       assignees.map((assignee) => ({ title: `work for ${assignee}`, assignee })),
     );
     // Every assignee's job reaches its queue: that is the per-assignee state to release.
+    // (Not the dispatcher's Queue objects: with the test's 500 ms idle TTL, a busy machine may already have released
+    // some of them by now, which is the behaviour under test; CI once saw 43 of 50 here.)
     await eventually('all 50 work queues in Redis', async () => ((await keysOf(assignees)).filter((k) => k.endsWith(':meta')).length === 50 ? true : undefined), 20_000);
-    expect(svc.service.queues.size).toBeGreaterThanOrEqual(50);
 
     for (const assignee of assignees) await claimAndSubmit('many', assignee);
 
