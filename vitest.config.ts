@@ -113,6 +113,7 @@ export const SYSTEM = [
   'services/gateway/test/pgbouncer.test.ts',
   'services/gateway/test/process-config.test.ts',
   'services/gateway/test/process-lifecycle.test.ts',
+  'services/gateway/test/redis-sentinel-detector.test.ts',
   'services/gateway/test/redis-sentinel-failover.test.ts',
   'services/gateway/test/tenant-budgets.test.ts',
   'services/gateway/test/tenant-floods.test.ts',

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { RecentReleases, onReconnect } from '@vouch/platform';
 
 /**
  * A tenant's operations in flight, counted across every gateway replica, for
@@ -41,6 +42,8 @@ export class TenantInflight {
   private readonly redis: Redis & InflightCommands;
   /** Lease id -> its Redis key, of the slots this gateway holds, renewed together. */
   private readonly held = new Map<string, string>();
+  /** Lease id -> its Redis key, of the slots this gateway freed within a lease, freed again after a reconnect (lease-releases.ts in @vouch/platform). */
+  private readonly freed: RecentReleases<string>;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -54,6 +57,8 @@ export class TenantInflight {
     this.redis.defineCommand('vouchTakeInflight', { numberOfKeys: 1, lua: TAKE });
     this.timer = setInterval(() => this.renew(), Math.max(100, Math.floor(leaseMs / 3)));
     this.timer.unref();
+    this.freed = new RecentReleases(leaseMs);
+    onReconnect(this.redis, () => this.freeAgain());
   }
 
   /** The Redis key of a tenant's leases, under the BullMQ prefix. */
@@ -76,6 +81,7 @@ export class TenantInflight {
           if (released) return;
           released = true;
           this.held.delete(id);
+          this.freed.add(id, key);
           // A release that fails (Redis gone) leaves the lease to run out by itself.
           await this.redis.zrem(key, id).catch(() => undefined);
         },
@@ -90,6 +96,15 @@ export class TenantInflight {
     // XX: a lease that ran out (Redis was away longer than the lease) is not brought back.
     for (const [id, key] of this.held) batch.zadd(key, 'XX', until, id).pexpire(key, this.leaseMs);
     void batch.exec().catch(() => undefined);
+  }
+
+  /** Frees again the slots freed lately: a lease id is never taken twice, so freeing it again frees only a copy the release missed. */
+  private freeAgain(): void {
+    const released = this.freed.list();
+    if (released.length === 0) return;
+    const batch = this.redis.pipeline();
+    for (const { member: id, detail: key } of released) batch.zrem(key, id);
+    void batch.exec().catch(() => undefined); // Redis away again: the next reconnect sends them again
   }
 
   /** Stops renewing; the slots still held run out with their leases. */

@@ -20,7 +20,8 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StartupError, assertPoolSchema, createPool, pendingMigrations, postgresTargets, withTransaction, type Pool } from '@vouch/platform';
-import { TEST_DATABASE_URL, spawnTsProcess, startPgBouncer, uniqueName, useTestPrefix, useTestSchema, type PgBouncer, type TestSchema } from '@vouch/testing';
+import { TEST_DATABASE_URL, makePng, spawnTsProcess, startPgBouncer, uniqueName, useTestPrefix, useTestSchema, type PgBouncer, type TestSchema } from '@vouch/testing';
+import { connectMcp, textOf } from './mcp-client.js';
 import { startProcessStack, type ProcessStack, type StackProcessName } from './process-stack.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are checked by assertion, not by type
@@ -158,10 +159,13 @@ describe('Postgres behind PgBouncer in transaction mode', () => {
     beforeAll(async () => {
       const pooled = { DATABASE_URL: bouncer.url(), DATABASE_DIRECT_URL: TEST_DATABASE_URL };
       stack = await startProcessStack('bouncer', {
-        services: ['ledger-critic', 'board-dispatcher'],
+        services: ['ledger-critic', 'board-dispatcher', 'extractor', 'vision-router'],
         vars: {
           gateway: pooled,
           'ledger-critic': pooled,
+          extractor: pooled,
+          // Its pool also reads the gateway's media tables (GATEWAY_DB_SCHEMA), through PgBouncer too. One OCR worker: one image to read, and a quicker start.
+          'vision-router': { ...pooled, OCR_WORKERS: '1', WORKER_CONCURRENCY: '1' },
           // Sweeps a minute apart: a card is dispatched within the claim's wait only if the board's
           // notification (LISTEN, on the direct connection) tells the dispatcher.
           'board-dispatcher': { ...pooled, BOARD_DISPATCH_SWEEP_MS: '60000', BOARD_SWEEP_MS: '60000' },
@@ -183,7 +187,7 @@ describe('Postgres behind PgBouncer in transaction mode', () => {
 
     it('applied every migration on the direct connection', async () => {
       const directPort = new URL(TEST_DATABASE_URL).port || '5432';
-      for (const service of ['gateway', 'ledger-critic', 'board-dispatcher'] as const) {
+      for (const service of ['gateway', 'ledger-critic', 'board-dispatcher', 'extractor', 'vision-router'] as const) {
         expect(await pendingMigrations(direct, stack.schema(service), migrationsOf(service)), service).toEqual([]);
         // Their session (advisory lock, search_path) was the server's, not a pooled connection's.
         const applied = stack.process(service).lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg?: string; database?: string }).find((l) => l.msg === 'migrations applied');
@@ -242,6 +246,59 @@ describe('Postgres behind PgBouncer in transaction mode', () => {
       const reviewed = await call(verifier, `/v1/boards/${boardId}/cards/c-1/review`, { reviewer: 'verifier-1', decision: 'approve' });
       expect(reviewed).toMatchObject({ status: 200, body: { card: { status: 'verified' } } });
     }, 90_000);
+
+    it('records artifacts: a read, the same read again, the file changed and read again, materialize, grep, the deterministic extract job', async () => {
+      const key = await stack.createKey('acme');
+      const read = (content: string) => call(key, '/v1/artifacts/read', { workspace: 'bouncer', path: 'src/uart/config.ts', content });
+      const first = await read('export const uart = {\n  baudRate: 115200,\n  channel: 3,\n};\n');
+      expect(first).toMatchObject({ status: 200, body: { revision: 1, fidelity: 'full', alreadyRecorded: false } });
+      expect((await read('export const uart = {\n  baudRate: 115200,\n  channel: 3,\n};\n')).body).toMatchObject({ artifactId: first.body.artifactId, alreadyRecorded: true });
+      const changed = await read('export const uart = {\n  baudRate: 9600,\n  channel: 3,\n};\n');
+      expect(changed).toMatchObject({ status: 200, body: { revision: 2, reread: { reason: 'hash_changed', previousRevision: 1, superseded: 1 } } });
+
+      const stale = await call(key, `/v1/artifacts/${first.body.artifactId}/materialize`, { expectedHash: first.body.hash });
+      expect(stale.body).toMatchObject({ decision: 'reread_required' });
+      const body = await call(key, `/v1/artifacts/${changed.body.artifactId}/materialize`, { expectedHash: changed.body.hash });
+      expect(body.body).toMatchObject({ decision: 'full_body', body: 'export const uart = {\n  baudRate: 9600,\n  channel: 3,\n};\n' });
+
+      const grep = await call(key, '/v1/artifacts/grep', { workspace: 'bouncer', pattern: 'baudRate' });
+      expect(grep.body).toMatchObject({ status: 'complete', found: true, matches: [{ artifactId: changed.body.artifactId, line: 2, text: '  baudRate: 9600,' }] });
+
+      const started = await call(key, `/v1/artifacts/${changed.body.artifactId}/extract-deterministic`, { requirements: [{ id: 'baudRate' }] });
+      expect(started.status).toBe(202);
+      const extracted = await call(key, `${started.body.statusUrl}?wait=20`);
+      expect(extracted.body).toMatchObject({ state: 'completed', result: { requirements: [{ id: 'baudRate', status: 'satisfied', value: '9600' }] } });
+    }, 60_000);
+
+    it('analyzes an image: registered in the gateway, read from its tables by the vision-router, the packet stored and read back', async () => {
+      const key = await stack.createKey('acme');
+      const image = await makePng({ width: 240, height: 60 });
+      const registered = await call(key, '/v1/media', { surface: 'api', chatKey: 'bouncer', messageId: 'm1', imageBase64: image.toString('base64') });
+      expect(registered.status).toBe(200);
+      const prompt = 'What does the label say?';
+      const analyzed = await call(key, '/v1/vision/analyze', { surface: 'api', chatKey: 'bouncer', alias: registered.body.alias, prompt, requestedDetail: 'text' });
+      expect(analyzed).toMatchObject({ status: 200, body: { status: 'evidence', packet: { prompt, media: { width: 240, height: 60 } } } });
+      const stored = await call(key, `/v1/vision/packets/${analyzed.body.packet.packetId}`);
+      expect(stored).toMatchObject({ status: 200, body: { packetId: analyzed.body.packet.packetId, prompt } });
+    }, 90_000);
+
+    it('answers MCP tool calls: a ledger and an artifact, through the gateway and the services behind it', async () => {
+      const key = await stack.createKey('acme');
+      const client = await connectMcp(stack.url, key, 'current');
+      try {
+        const mcpRun = uniqueName('bouncer_mcp');
+        const opened = await client.callTool({ name: 'ledger_open', arguments: { runId: mcpRun, goal: 'Check the UART settings' } });
+        expect(opened.isError ?? false, textOf(opened)).toBe(false);
+        const read = await client.callTool({ name: 'artifact_read', arguments: { workspace: 'bouncer-mcp', path: 'uart.conf', content: 'baudRate = 57600\n' } });
+        expect(read.isError ?? false, textOf(read)).toBe(false);
+        const grep = await client.callTool({ name: 'artifact_grep', arguments: { workspace: 'bouncer-mcp', pattern: 'baudRate' } });
+        expect(textOf(grep)).toContain('baudRate = 57600');
+        const ledger = await client.callTool({ name: 'ledger_get', arguments: { runId: mcpRun } });
+        expect(textOf(ledger)).toContain(mcpRun);
+      } finally {
+        await client.close();
+      }
+    }, 60_000);
 
     it("keeps tenants apart (the other tenant's key made by `npm run keys` through PgBouncer), and each service's rows in its own schema and no other", async () => {
       const { stdout } = await execFileAsync(process.execPath, ['--conditions=@vouch/source', '--import', 'tsx', KEYS_CLI, 'create', '--tenant', 'globex'], {

@@ -15,6 +15,7 @@ export * from './event-stream-cache.js';
 export * from './event-stream-write.js';
 export * from './metrics.js';
 export * from './tenant-label.js';
+export * from './lease-releases.js';
 export * from './handlers.js';
 export * from './failure-kind.js';
 export * from './classify-ollama-failure.js';

@@ -1,5 +1,5 @@
 import type { RedisOptions as BullRedisOptions } from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, SentinelConnector, type RedisOptions, type SentinelConnectionOptions } from 'ioredis';
 import { redactUrl } from './config.js';
 
 /** ioredis options from a redis:// or rediss:// URL. */
@@ -58,6 +58,33 @@ export function describeRedisTarget(target: RedisTarget): string {
 }
 
 /**
+ * ioredis's SentinelConnector, with each connection's failover detector
+ * closed when the connection closes. ioredis leaves the detector (its
+ * +switch-master subscriptions) of a connection that closed under it, a
+ * primary that died, listening; when the sentinels then announce the
+ * promotion, the stale detector disconnects the connector, and if the client
+ * is at that moment asking the sentinels for the primary, ioredis gives the
+ * client up for good (status "end": it never reconnects). In the Sentinel
+ * failover test that left the gateway's producer answering 503 for ever after
+ * the primary was killed. The connection that follows subscribes a detector of
+ * its own once it connects.
+ */
+class DetectorPerConnectionSentinelConnector extends SentinelConnector {
+  /** ioredis hands a Connector the client's options: with `sentinels`, as here, they are a SentinelConnector's. */
+  constructor(options: unknown) {
+    super(options as SentinelConnectionOptions);
+  }
+
+  override connect(eventEmitter: Parameters<SentinelConnector['connect']>[0]): ReturnType<SentinelConnector['connect']> {
+    return super.connect(eventEmitter).then((stream) => {
+      // `failoverDetector` is ioredis's private field; `cleanup` unsubscribes it and makes it ignore what is still on its way.
+      stream.once('close', () => (this as unknown as { failoverDetector: { cleanup(): void } | null }).failoverDetector?.cleanup());
+      return stream;
+    });
+  }
+}
+
+/**
  * ioredis options for a target. Through sentinels: ioredis asks them for the
  * group's primary on every (re)connect, checks the node's ROLE once connected
  * (a node that is a replica by then is dropped and the sentinels asked again),
@@ -81,6 +108,7 @@ export function redisOptions(target: RedisTarget): RedisOptions {
     // rediss:// covers the Redis nodes behind the sentinels too.
     ...(fromUrl.tls ? { enableTLSForSentinelMode: true } : {}),
     failoverDetector: true,
+    Connector: DetectorPerConnectionSentinelConnector,
     // When every sentinel is unreachable: the same back-off as a lost connection, forever.
     sentinelRetryStrategy: reconnectDelay,
   };

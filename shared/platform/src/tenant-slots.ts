@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { RecentReleases, onReconnect } from './lease-releases.js';
 import { PRESENCE_TTL_MS, presenceKey } from './worker-presence.js';
 
 /**
@@ -71,9 +72,17 @@ redis.call('ZREM', parked, jobId)
 return 1
 `;
 
-// KEYS: leases, parked, the queue's delayed set. ARGV: jobId.
+// KEYS: leases, parked, the queue's delayed set. ARGV: jobId, and for a
+// release sent again after a reconnect the latest expiry of the lease it freed.
 // Frees the lease and answers the oldest parked job still delayed (to promote), or false.
+// A release sent again frees only a lease that runs out by that expiry: one
+// taken or renewed since (the job run again) is not the one it freed; and
+// when it frees nothing it promotes nothing.
 const RELEASE = `
+if ARGV[2] then
+  local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
+  if not expiry or tonumber(expiry) > tonumber(ARGV[2]) then return false end
+end
 redis.call('ZREM', KEYS[1], ARGV[1])
 for _ = 1, 8 do
   local next = redis.call('ZPOPMIN', KEYS[2])
@@ -85,7 +94,7 @@ return false
 
 interface SlotCommands {
   vouchTakeTenantSlot(leases: string, parked: string, presence: string, now: number, leaseMs: number, jobId: string, share: number, presenceSince: number, parkScore: number, parkTtlMs: number): Promise<number>;
-  vouchReleaseTenantSlot(leases: string, parked: string, delayed: string, jobId: string): Promise<string | null>;
+  vouchReleaseTenantSlot(leases: string, parked: string, delayed: string, jobId: string, latestExpiry?: number): Promise<string | null>;
 }
 
 export interface TenantSlotsOptions {
@@ -98,6 +107,8 @@ export interface TenantSlotsOptions {
   leaseMs: number;
   /** The queue's BullMQ delayed set (`worker.keys.delayed`), where parked jobs wait. */
   delayedKey: string;
+  /** Brings a parked job back to the list when a release sent again after a reconnect freed a slot of its tenant. */
+  promote(jobId: string): void;
 }
 
 /** A queue's tenant slots, as one worker takes and frees them. */
@@ -122,6 +133,17 @@ export function createTenantSlots(opts: TenantSlotsOptions): TenantSlots {
   const parkTtlMs = 4 * TENANT_DEFER_MAX_MS;
   /** Job id -> tenant of the slots this worker holds, renewed together. */
   const held = new Map<string, string>();
+  /** Job id -> tenant of the slots this worker freed within a lease, freed again after a reconnect (lease-releases.ts). */
+  const freed = new RecentReleases<string>(opts.leaseMs);
+  onReconnect(redis, () => {
+    for (const { member: jobId, at, detail: tenant } of freed.list()) {
+      // A lease this worker took or renewed before it freed it ran out by then at the latest.
+      redis
+        .vouchReleaseTenantSlot(leasesKey(tenant), parkedKey(tenant), opts.delayedKey, jobId, at + opts.leaseMs)
+        .then((next) => next && opts.promote(next))
+        .catch(() => undefined); // Redis away again: the next reconnect sends it again
+    }
+  });
 
   const renew = () => {
     if (held.size === 0) return;
@@ -143,6 +165,7 @@ export function createTenantSlots(opts: TenantSlotsOptions): TenantSlots {
     },
     async release(tenant, jobId) {
       held.delete(jobId);
+      freed.add(jobId, tenant);
       const next = await redis.vouchReleaseTenantSlot(leasesKey(tenant), parkedKey(tenant), opts.delayedKey, jobId);
       return next ?? undefined;
     },

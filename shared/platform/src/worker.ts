@@ -179,8 +179,7 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
   const releaseTenantSlot = async (tenant: string, jobId: string, jobLogger: Logger): Promise<void> => {
     try {
       const next = await slots.release(tenant, jobId);
-      // A bare Job names the parked one without reading its data: a job's data may be an 8 MB body to fetch and parse for nothing.
-      if (next) void new Job(worker, 'parked', undefined, {}, next).promote().catch(() => undefined); // gone or already back: nothing to wake
+      if (next) promoteParked(next);
     } catch (err) {
       // The lease runs out by itself.
       jobLogger.warn({ err }, 'could not free a tenant slot; it frees itself when its lease runs out');
@@ -301,6 +300,8 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
   worker.on('failed', () => metrics.jobsProcessed.inc({ queue: opts.queue, outcome: 'failed' }));
   // Without a listener an 'error' (Redis gone) would be an unhandled event and kill the process.
   worker.on('error', (err) => logger.error({ err }, 'worker error'));
+  /** Brings a parked job back to the list. A bare Job names it without reading its data: a job's data may be an 8 MB body to fetch and parse for nothing. */
+  const promoteParked = (jobId: string) => void new Job(worker, 'parked', undefined, {}, jobId).promote().catch(() => undefined); // gone or already back: nothing to wake
   // Made once the Worker exists (the processor reads it only when a job runs): jobs park in its delayed set and are promoted through it.
   const slots = createTenantSlots({
     redis,
@@ -310,6 +311,7 @@ export function startServiceWorker(opts: ServiceWorkerOptions): ServiceWorker {
     // BullMQ's default lockDuration: a job whose worker died is run again after it; its slot frees about then too.
     leaseMs: opts.tenantLeaseMs ?? opts.lockDuration ?? 30_000,
     delayedKey: worker.toKey('delayed'),
+    promote: promoteParked,
   });
 
   return {
